@@ -1,0 +1,57 @@
+# The two commands of the README: `make run` and `make test`. Both are safe to run twice.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PROBLEMS ?= data/cuda-l1/h100.jsonl.gz
+
+.PHONY: run test setup setup-test browser serve migrate clean
+
+run: setup migrate serve
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+# The stamp files make a second `make` skip pip when nothing changed.
+$(VENV)/.installed: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.installed-test: requirements-test.txt requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-test.txt
+	touch $(VENV)/.installed $@
+
+setup: $(VENV)/.installed
+
+setup-test: $(VENV)/.installed-test browser
+
+# Browser tests drive Debian's Chromium with Playwright (Playwright's own browser download
+# cannot run here). Installing it needs root; without it the browser tests skip outside CI.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }; \
+	  else echo "chromium is not installed and cannot be installed here: browser tests will skip"; fi; }
+
+migrate: setup
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
+	$(BIN)/python manage.py import_problems $(PROBLEMS)
+
+serve:
+	$(BIN)/daphne --bind $(HOST) --port $(PORT) config.asgi:application
+
+# CI runs the suite against the machine's real PostgreSQL and Redis; elsewhere it uses what the
+# environment says, SQLite and in-process services by default.
+ifeq ($(CI),true)
+export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kernel_arena
+export REDIS_URL ?= redis://127.0.0.1:6379/15
+endif
+
+test: setup-test
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) var staticfiles

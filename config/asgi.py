@@ -1,0 +1,31 @@
+"""The ASGI entry point: HTTP through Django, WebSockets through Channels.
+
+In embedded mode this is also where the in-process Dramatiq worker threads start, so the one
+command that serves the site also verifies candidates.
+"""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django_asgi_app = get_asgi_application()
+
+from channels.auth import AuthMiddlewareStack  # noqa: E402  (needs the app registry ready)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
+from django.conf import settings  # noqa: E402
+
+from config.routing import websocket_urlpatterns  # noqa: E402
+
+application = ProtocolTypeRouter(
+    {
+        "http": django_asgi_app,
+        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+    }
+)
+
+if settings.EMBEDDED_WORKER:
+    from config.embedded import start_embedded_worker  # noqa: E402
+
+    start_embedded_worker()

@@ -1,0 +1,311 @@
+"""Kernel Arena's settings, read from the environment in this one place.
+
+With nothing set, the platform runs embedded: SQLite under var/, an in-process Dramatiq broker
+whose worker threads live in the web process, the in-memory channel layer, the builtin
+optimizer and CPU evaluation. `DATABASE_URL` switches to PostgreSQL; `REDIS_URL` switches both
+the Dramatiq broker and the Channels layer to Redis. `ARENA_MODE=production` makes a missing
+secret a start-up error instead of a generated default.
+"""
+
+import secrets
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+VAR_DIR = Path(env.str("ARENA_VAR_DIR", default=str(BASE_DIR / "var")))
+
+MODE = env.str("ARENA_MODE", default="embedded")
+if MODE not in ("embedded", "production"):
+    raise ImproperlyConfigured(f"ARENA_MODE is {MODE!r}: set it to 'embedded' or 'production'.")
+PRODUCTION = MODE == "production"
+
+# A worker process (GPU or CPU) signs nothing, so it runs with a database and a Redis URL only.
+ROLE = env.str("ARENA_ROLE", default="web")
+if ROLE not in ("web", "worker"):
+    raise ImproperlyConfigured(f"ARENA_ROLE is {ROLE!r}: set it to 'web' or 'worker'.")
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+
+
+def _embedded_secret_key():
+    """A key generated once per checkout, so embedded sessions survive a restart."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if not SECRET_KEY:
+    if PRODUCTION and ROLE == "web":
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. In production mode the web process needs a long random "
+            "SECRET_KEY in its environment (for example: python -c 'import secrets; "
+            "print(secrets.token_urlsafe(50))')."
+        )
+    SECRET_KEY = secrets.token_urlsafe(50) if ROLE == "worker" else _embedded_secret_key()
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]"])
+if PRODUCTION and ROLE == "web" and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS is not set: list the host names the site answers to.")
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "channels",
+    "django_dramatiq",
+    "kernels",
+    "evaluation",
+    "inference",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# SQLite gets WAL and an immediate write lock so the web process's worker threads and its
+# requests do not trip over "database is locked".
+_SQLITE_OPTIONS = {
+    "timeout": 30,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+DATABASE_URL = env.str("DATABASE_URL", default="")
+if PRODUCTION and not DATABASE_URL:
+    raise ImproperlyConfigured("DATABASE_URL is not set: production mode runs on PostgreSQL (postgres://user:password@host:5432/name).")
+if DATABASE_URL:
+    DATABASES = {"default": env.db_url_config(DATABASE_URL)}
+    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
+    DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        DATABASES["default"].setdefault("OPTIONS", {}).update(_SQLITE_OPTIONS)
+else:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": VAR_DIR / "db.sqlite3",
+            "OPTIONS": _SQLITE_OPTIONS,
+            # A file, not memory, so that worker processes started by the tests share it.
+            "TEST": {"NAME": VAR_DIR / "test-db.sqlite3"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# Where mails and exports point readers to; and who is told when a proof puts a kernel under review.
+SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
+ADMINS = [tuple(entry.split(":", 1)) for entry in env.list("ARENA_ADMINS", default=[])]
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="kernel-arena@localhost")
+
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(env.str("ARENA_STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+
+# Redis carries both the Dramatiq broker and the Channels layer; without it both stay in-process.
+# A page replaying a long transcript on connect must not lose the live deltas that queue up
+# meanwhile: the layers' default capacity (100 messages per channel) drops the excess silently.
+REDIS_URL = env.str("REDIS_URL", default="")
+if PRODUCTION and not REDIS_URL:
+    raise ImproperlyConfigured("REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0).")
+EMBEDDED_WORKER = env.bool("ARENA_EMBEDDED_WORKER", default=not REDIS_URL)
+
+_DRAMATIQ_MIDDLEWARE = [
+    "dramatiq.middleware.AgeLimit",
+    "dramatiq.middleware.TimeLimit",
+    "dramatiq.middleware.Callbacks",
+    "dramatiq.middleware.Retries",
+    "dramatiq.middleware.CurrentMessage",
+    "django_dramatiq.middleware.DbConnectionsMiddleware",
+]
+if REDIS_URL:
+    DRAMATIQ_BROKER = {
+        "BROKER": "dramatiq.brokers.redis.RedisBroker",
+        "OPTIONS": {
+            "url": REDIS_URL,
+            # A job held by a worker that stopped beating this long ago is handed to another.
+            "heartbeat_timeout": env.int("ARENA_BROKER_HEARTBEAT_TIMEOUT_MS", default=60_000),
+            # Dramatiq checks for such jobs on a random share of broker commands (per million);
+            # its default (0.1%) can leave a dead worker's job waiting for many minutes when idle.
+            "maintenance_chance": env.int("ARENA_BROKER_MAINTENANCE_CHANCE", default=20_000),
+        },
+        "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": 2000},
+        }
+    }
+else:
+    DRAMATIQ_BROKER = {
+        "BROKER": "dramatiq.brokers.stub.StubBroker",
+        "OPTIONS": {},
+        "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
+    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
+DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
+# Threads for run loops in embedded mode; evaluations there take one thread of their own.
+EMBEDDED_WORKER_THREADS = env.int("ARENA_EMBEDDED_WORKER_THREADS", default=4)
+
+# Evaluation workers: which architecture key a worker claims ("" detects it from the device),
+# the baselines each candidate is timed against, and how long one job may take (a cold GPU job
+# builds a CUDA extension and times four baselines).
+WORKER_ARCH = env.str("ARENA_WORKER_ARCH", default="")
+EVALUATION_BASELINES_GPU = env.list("ARENA_BASELINES_GPU", default=["eager", "compile", "compile-ro", "cudagraph"])
+EVALUATION_BASELINES_CPU = env.list("ARENA_BASELINES_CPU", default=["eager"])
+EVALUATION_TIME_LIMIT_MS = env.int("ARENA_EVALUATION_TIME_LIMIT_S", default=1800) * 1000
+BASELINE_CACHE_DIR = env.str("ARENA_BASELINE_CACHE_DIR", default=str(VAR_DIR / "baselines"))
+
+# Run loops: how long a round waits for its verdicts before it goes on without them, and how
+# long a whole run may take.
+INFERENCE_VERDICT_WAIT_S = env.int("ARENA_VERDICT_WAIT_S", default=900)
+INFERENCE_RUN_TIME_LIMIT_MS = env.int("ARENA_RUN_TIME_LIMIT_S", default=3 * 3600) * 1000
+
+# The catalogue the run command loads, and the limits on what a person may paste.
+PROBLEM_SOURCE_MAX_BYTES = env.int("ARENA_PROBLEM_MAX_BYTES", default=64 * 1024)
+CANDIDATE_SOURCE_MAX_BYTES = env.int("ARENA_CANDIDATE_MAX_BYTES", default=256 * 1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.ScopedRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env.str("ARENA_THROTTLE_ANON", default="120/min"),
+        "user": env.str("ARENA_THROTTLE_USER", default="600/min"),
+        # Starting runs and submitting candidates costs GPU time: stricter, per user or address.
+        "runs": env.str("ARENA_THROTTLE_RUNS", default="20/hour"),
+        "submissions": env.str("ARENA_THROTTLE_SUBMISSIONS", default="60/hour"),
+        "reports": env.str("ARENA_THROTTLE_REPORTS", default="30/hour"),
+    },
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "rest_framework.filters.OrderingFilter",
+    ],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Kernel Arena API",
+    "DESCRIPTION": "Problems, runs, candidates, evaluations, the leaderboard and hack reports. "
+    "Writes need a token (Authorization: Token <key>); a run's live stream is its WebSocket.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Throttling counts requests in the cache: Redis when there is one, so all web processes share it.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    if REDIS_URL
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "kernel-arena"}
+}
+
+if PRODUCTION:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"level": "WARNING"}},
+}
+
+# Inference backends
+# The vLLM (or other OpenAI-compatible) server the "vllm" backend streams from; empty hides that
+# backend. An empty model name means the one model the server serves. Timeouts: connect is per
+# attempt (retried INFERENCE_CONNECT_RETRIES times); read is the longest silence between two
+# streamed chunks, not a limit on the whole answer, since reasoning models think for minutes.
+INFERENCE_VLLM_URL = env.str("INFERENCE_VLLM_URL", default="")
+INFERENCE_VLLM_MODEL = env.str("INFERENCE_VLLM_MODEL", default="")
+INFERENCE_VLLM_API_KEY = env.str("INFERENCE_VLLM_API_KEY", default="")
+INFERENCE_TEMPERATURE = env.float("INFERENCE_TEMPERATURE", default=0.6)
+INFERENCE_TOP_P = env.float("INFERENCE_TOP_P", default=0.95)
+INFERENCE_MAX_TOKENS = env.int("INFERENCE_MAX_TOKENS", default=16384)
+INFERENCE_CONNECT_TIMEOUT_S = env.float("INFERENCE_CONNECT_TIMEOUT_S", default=10.0)
+INFERENCE_READ_TIMEOUT_S = env.float("INFERENCE_READ_TIMEOUT_S", default=300.0)
+INFERENCE_CONNECT_RETRIES = env.int("INFERENCE_CONNECT_RETRIES", default=2)
+# The builtin optimizer analyses the problem in a child process; this bounds that process.
+INFERENCE_BUILTIN_ANALYSIS_TIMEOUT_S = env.float("INFERENCE_BUILTIN_ANALYSIS_TIMEOUT_S", default=60.0)

@@ -1,0 +1,70 @@
+"""Baseline timings and device ceilings kept on disk, per problem, device and environment.
+
+A key holds everything that could change a baseline's time: the problem's source, the GPU and
+its compute capability, driver, CUDA, torch, triton, the flush size and the harness version.
+Re-verifying a candidate (or another candidate of the same problem) then skips the compiled and
+graphed baselines; eager is always timed again, interleaved with the candidate.
+"""
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+ENV_FIELDS = ("device", "gpu", "compute_capability", "driver", "cuda", "torch", "triton", "python", "cpu", "harness_version")
+
+
+def _digest(data: dict) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def environment_key(env: dict, flush_bytes: int | None) -> dict:
+    return {**{k: env.get(k) for k in ENV_FIELDS}, "flush_bytes": flush_bytes}
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(handle, "w") as out:
+        json.dump(data, out, sort_keys=True, indent=1)
+    os.replace(name, path)
+
+
+def _baseline_path(root: str, problem_source: str, env_key: dict) -> Path:
+    problem = hashlib.sha256(problem_source.encode()).hexdigest()
+    return Path(root) / f"baselines-{_digest({'problem': problem, **env_key})}.json"
+
+
+def load_baselines(root: str | None, problem_source: str, env_key: dict) -> dict:
+    if not root:
+        return {}
+    data = _read(_baseline_path(root, problem_source, env_key)) or {}
+    return data.get("baselines", {})
+
+
+def store_baselines(root: str | None, problem_source: str, env_key: dict, measured: dict) -> None:
+    if not root or not measured:
+        return
+    path = _baseline_path(root, problem_source, env_key)
+    data = _read(path) or {"key": env_key, "baselines": {}}
+    data["baselines"].update(measured)
+    _write(path, data)
+
+
+def load_rates(root: str | None, env_key: dict) -> dict | None:
+    if not root:
+        return None
+    return (_read(Path(root) / f"rates-{_digest(env_key)}.json") or {}).get("rates")
+
+
+def store_rates(root: str | None, env_key: dict, rates: dict | None) -> None:
+    if root and rates:
+        _write(Path(root) / f"rates-{_digest(env_key)}.json", {"key": env_key, "rates": rates})

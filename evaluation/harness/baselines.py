@@ -1,0 +1,51 @@
+"""The baselines a candidate is timed against, built from the reference model before the
+candidate loads: eager, torch.compile (default and reduce-overhead), and the eager reference
+captured in a CUDA graph whose timed call includes copying the inputs into the graph's buffers.
+"""
+
+import torch
+
+from evaluation.harness.verdict import BASELINES
+
+
+class CudaGraphCall:
+    """The reference replayed from a CUDA graph; inputs are copied into static buffers each call."""
+
+    def __init__(self, model, example_inputs: list):
+        self._static = [x.clone() if isinstance(x, torch.Tensor) else x for x in example_inputs]
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                model(*self._static)
+        torch.cuda.current_stream().wait_stream(stream)
+        self._graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self._graph):
+            self._output = model(*self._static)
+
+    def __call__(self, *inputs):
+        for static, value in zip(self._static, inputs):
+            if isinstance(static, torch.Tensor):
+                static.copy_(value)
+        self._graph.replay()
+        return self._output
+
+
+def unavailable_reason(name: str, device: str) -> str | None:
+    if name not in BASELINES:
+        return f"unknown baseline; known: {', '.join(BASELINES)}"
+    if name == "cudagraph" and device != "cuda":
+        return "CUDA graphs need a CUDA device"
+    return None
+
+
+def build(name: str, model, example_inputs: list, device: str):
+    if name == "eager":
+        return model
+    if name == "compile":
+        return torch.compile(model)
+    if name == "compile-ro":
+        return torch.compile(model, mode="reduce-overhead")
+    if name == "cudagraph":
+        return CudaGraphCall(model, example_inputs)
+    raise ValueError(f"unknown baseline {name!r}")

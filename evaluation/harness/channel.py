@@ -1,0 +1,85 @@
+"""The private channel between the harness and a sandboxed process: JSON lines over two pipes.
+
+The pipes are file descriptors handed to the child at start; the child's stdout and stderr go to
+a log file and are never parsed. Code running inside the child can still write to these pipes, so
+the parent treats every message as a claim: it checks each reply's nonce and its wall-clock
+plausibility, and builds the verdict itself.
+"""
+
+import json
+import os
+import select
+import time
+
+# A reply larger than this is not a harness message (outputs travel through files, not the pipe).
+MAX_MESSAGE_BYTES = 8 * 2**20
+
+
+class ChannelClosed(Exception):
+    """The other end closed its pipe (it exited or crashed)."""
+
+
+class ChannelTimeout(Exception):
+    """No complete message arrived before the deadline."""
+
+
+class ChannelGarbage(Exception):
+    """Something that is not a harness message arrived."""
+
+
+class Channel:
+    def __init__(self, read_fd: int, write_fd: int):
+        self._read_fd = read_fd
+        self._write_fd = write_fd
+        self._buffer = b""
+
+    def send(self, message: dict) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            written = os.write(self._write_fd, view)
+            view = view[written:]
+
+    def receive(self, timeout: float | None = None, *, poll=None) -> dict:
+        """The next message; `poll()` is called about every 50 ms while waiting (the watchdog)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            wait = 0.05
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ChannelTimeout()
+                wait = min(wait, left)
+            ready, _, _ = select.select([self._read_fd], [], [], wait)
+            if poll is not None:
+                poll()
+            if not ready:
+                continue
+            chunk = os.read(self._read_fd, 1 << 20)
+            if not chunk:
+                raise ChannelClosed()
+            self._buffer += chunk
+            if len(self._buffer) > MAX_MESSAGE_BYTES and b"\n" not in self._buffer:
+                raise ChannelGarbage("a message longer than the channel allows")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            raise ChannelGarbage(f"not JSON: {line[:80]!r}") from exc
+        if not isinstance(message, dict):
+            raise ChannelGarbage(f"not an object: {line[:80]!r}")
+        return message
+
+    def pending(self) -> bool:
+        """Whether more bytes wait unread: after a reply, there should be none."""
+        if self._buffer:
+            return True
+        ready, _, _ = select.select([self._read_fd], [], [], 0)
+        return bool(ready)
+
+    def close(self) -> None:
+        for fd in (self._read_fd, self._write_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass

@@ -1,0 +1,494 @@
+"""The checks, in the order they decide a verdict. Read this list to audit the harness.
+
+Each check is a small function of the evidence returning an Outcome, or None where it did not
+run (its evidence does not exist). The first check that fails decides the status and its detail
+becomes the verdict's reason; integrity checks come before fault and correctness checks, so a
+candidate that cheats and then crashes is `rejected`, not `crashed`.
+
+Flags come after: notable findings that do not change the status.
+"""
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from evaluation.harness import measurement, speed_of_light, tolerance
+from evaluation.harness.evidence import CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.integrity import HOOKS, lowers_precision
+from evaluation.harness.verdict import CRASHED, ERROR, INCORRECT, REJECTED, TIMEOUT
+
+
+@dataclass(frozen=True)
+class Outcome:
+    passed: bool
+    detail: str
+    status: str | None = None  # overrides the check's own status on failure
+
+
+def ok(detail: str) -> Outcome:
+    return Outcome(True, detail)
+
+
+def fail(detail: str, status: str | None = None) -> Outcome:
+    return Outcome(False, detail, status)
+
+
+_FAULT_STATUS = {"timeout": TIMEOUT, "crashed": CRASHED, "memory": ERROR, "exception": ERROR, "harness": ERROR,
+                 "protocol": REJECTED}
+
+
+def _fault_outcome(ev: Evidence, stages: tuple[str, ...], what: str) -> Outcome | None:
+    fault = ev.fault
+    if fault is None or fault.side != CANDIDATE or fault.stage not in stages:
+        return None
+    status = CRASHED if fault.cuda else _FAULT_STATUS[fault.kind]
+    if fault.kind == "memory":
+        return fail(f"{what} ran out of memory: {fault.detail}; use less memory", status)
+    if fault.kind == "timeout":
+        return fail(f"{what} took too long: {fault.detail}", status)
+    return fail(f"{what} failed: {fault.detail}", status)
+
+
+# -- loading --------------------------------------------------------------------------------------
+
+def candidate_parses(ev: Evidence) -> Outcome | None:
+    error = ev.static.get("parse_error")
+    return fail(f"the candidate does not parse ({error}); fix the syntax") if error else ok("the source parses")
+
+
+def problem_runs(ev: Evidence) -> Outcome | None:
+    if ev.fault and ev.fault.side == REFERENCE:
+        return fail(f"the problem's reference failed at {ev.fault.stage}: {ev.fault.detail}; the problem must run on its own")
+    if ev.fault and ev.fault.side == CANDIDATE and ev.fault.stage in ("describe", "prepare"):
+        return fail(f"the problem could not be prepared in the candidate's process: {ev.fault.detail}")
+    if ev.problem is None:
+        return None
+    if ev.problem.get("reference_nan"):
+        return fail("the problem's reference output holds NaN, so no candidate can be judged against it")
+    return ok(f"the reference runs ({ev.problem.get('reference_precision')})")
+
+
+def candidate_loads(ev: Evidence) -> Outcome | None:
+    faulted = _fault_outcome(ev, ("load",), "importing the candidate")
+    if faulted:
+        return faulted
+    return ok("the candidate's module loads") if ev.loaded else None
+
+
+def defines_model_new(ev: Evidence) -> Outcome | None:
+    if not ev.loaded:
+        return None
+    if not ev.loaded.get("defines_model_new"):
+        return fail("the candidate defines no class ModelNew; define `class ModelNew(nn.Module)` taking the problem's init inputs")
+    return ok("ModelNew is defined")
+
+
+# -- integrity: a broken rule is `rejected` --------------------------------------------------------
+
+def protocol_intact(ev: Evidence) -> Outcome | None:
+    if ev.fault and ev.fault.kind == "protocol":
+        return fail(f"the candidate's process wrote to the harness's private channel ({ev.fault.detail}); "
+                    "kernels must not touch the harness's file descriptors")
+    if ev.protocol:
+        return fail(f"the candidate's process sent messages the harness did not ask for: {'; '.join(ev.protocol[:3])}")
+    return ok("every message on the private channel answered a request") if ev.calls else None
+
+
+def harness_intact(ev: Evidence) -> Outcome | None:
+    patched = sorted({name for reply in ev.candidate_replies() for name in reply.get("patched", [])})
+    if patched:
+        hint = ("; torch.compile makes such changes itself the first time it runs, so a candidate that compiles must "
+                "name torch.compile in its source, and the harness starts it before taking its snapshot") \
+            if "torch.nn.Module.__init__" in patched else ""
+        return fail(f"the candidate replaced {', '.join(patched[:6])}: functions the harness, its clocks or the "
+                    f"baselines rely on; kernels must not patch torch, Python or the harness{hint}")
+    return ok("timers, comparison functions, torch and the harness are the objects taken before the candidate loaded") \
+        if ev.candidate_replies() else None
+
+
+def no_global_hooks(ev: Evidence) -> Outcome | None:
+    hooks = sorted(name for name in state_changes(ev) if name in HOOKS)
+    if hooks:
+        return fail(f"the candidate left {', '.join(hooks)} changed: hooks that run inside every call, the baselines' "
+                    "included, and that the harness cannot switch off for them; leave them only inside forward")
+    return ok("no trace function, torch mode or global module hook was left installed") if ev.candidate_replies() else None
+
+
+def problem_intact(ev: Evidence) -> Outcome | None:
+    changed = sorted({name for reply in ev.candidate_replies() for name in reply.get("problem_changed", [])})
+    if changed:
+        return fail(f"the candidate changed the problem's module ({', '.join(changed[:6])}); it may only define its own")
+    return ok("the problem's module is untouched") if ev.candidate_replies() else None
+
+
+def no_background_threads(ev: Evidence) -> Outcome | None:
+    threads = sorted({t for reply in ev.candidate_replies() for t in reply.get("new_threads", [])})
+    if threads:
+        return fail(f"the candidate left threads running after it returned ({', '.join(threads[:4])}); work must "
+                    "finish inside the call, where it is timed")
+    return ok("no thread of the candidate outlived its call") if ev.candidate_replies() else None
+
+
+def no_background_processes(ev: Evidence) -> Outcome | None:
+    processes = sorted({p for reply in ev.candidate_replies() for p in reply.get("new_processes", [])})
+    if processes:
+        return fail(f"the candidate left {len(processes)} child process(es) running; work must finish inside the call")
+    return ok("no process of the candidate outlived its call") if ev.candidate_replies() else None
+
+
+def _leaves_of(ev: Evidence, *phases: str):
+    for call in ev.candidate_calls(*phases):
+        for index, leaf in enumerate(call.reply.get("output", {}).get("leaves", [])):
+            yield call, index, leaf
+
+
+def output_is_plain_tensor(ev: Evidence) -> Outcome | None:
+    for call, _, leaf in _leaves_of(ev):
+        if leaf.get("is_tensor_subclass"):
+            return fail(f"the candidate returned a {leaf['type']}, a torch.Tensor subclass, which can defer or fake its "
+                        "values; return a plain torch.Tensor holding the computed result")
+        if leaf.get("plain_tensor") and not leaf.get("strided"):
+            return fail("the candidate returned a sparse or otherwise non-strided tensor; return a dense one")
+    return ok("every output is exactly a torch.Tensor") if ev.candidate_calls() else None
+
+
+def output_elements_distinct(ev: Evidence) -> Outcome | None:
+    reference = (ev.prepared or {}).get("spec", [])
+    for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, PROFILE, PROOF):
+        allowed = index < len(reference) and not reference[index].get("distinct_elements", True)
+        if leaf.get("plain_tensor") and not leaf.get("distinct_elements") and not allowed:
+            return fail("the candidate returned a tensor whose elements share memory (an expanded or overlapping view), "
+                        "as a stored constant broadcast to the output shape would; return one element per address")
+    return ok("every output element has memory of its own") if ev.candidate_calls() else None
+
+
+def output_owns_storage(ev: Evidence) -> Outcome | None:
+    reference = (ev.prepared or {}).get("spec", [])
+    for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, PROFILE, PROOF):
+        reference_aliases_input = index < len(reference) and reference[index].get("aliases_input")
+        if leaf.get("aliases_input") and not reference_aliases_input:
+            return fail("the candidate's output shares memory with an input; the reference returns new memory, so must the candidate")
+        if leaf.get("aliases_earlier_output"):
+            return fail("the candidate returned memory it had already returned from an earlier call (a stored or "
+                        "reused output buffer); each call must return a new tensor")
+        if leaf.get("aliases_model_state"):
+            return fail("the candidate returned one of its own parameters or buffers (a stored constant); compute the output")
+        if leaf.get("aliases_other_output"):
+            return fail("two of the candidate's outputs share memory; the reference's do not")
+    return ok("every output owns its storage") if ev.candidate_calls() else None
+
+
+def inputs_unmodified(ev: Evidence) -> Outcome | None:
+    if (ev.prepared or {}).get("reference_mutates_inputs"):
+        return ok("the reference itself modifies its inputs, so the candidate may too")
+    for call in ev.candidate_calls():
+        before, after = call.reply.get("inputs_before"), call.reply.get("inputs_after")
+        if before is not None and after is not None and before != after:
+            changed = [i for i, (b, a) in enumerate(zip(before, after)) if b != a]
+            return fail(f"the candidate modified its input(s) {changed} in place; the reference does not, so inputs must "
+                        "be left as they were")
+    return ok("no input was modified") if ev.candidate_calls() else None
+
+
+def inputs_match_reference(ev: Evidence) -> Outcome | None:
+    checked = [c for c in ev.candidate_calls() if c.reference]
+    for call in checked:
+        if call.reply.get("inputs_before") != call.reference.get("inputs"):
+            return fail("the inputs generated in the candidate's process differ from the reference process's for the "
+                        "same seed: input generation was tampered with")
+    return ok(f"inputs agreed with the reference process on {len(checked)} checked calls") if checked else None
+
+
+def clock_consistent(ev: Evidence) -> Outcome | None:
+    calls = [(c.ms, c.wall_ms) for c in ev.calls if c.ms is not None and c.phase in (TIMED, WARMUP)]
+    if not calls:
+        return None
+    impossible = measurement.calls_exceeding_wall(calls)
+    if impossible:
+        ms, wall = impossible[0]
+        return fail(f"a call reported {ms:.3f} ms but the harness's own clock saw only {wall:.3f} ms: the timer was tampered with")
+    candidate = [(c.ms, c.wall_ms) for c in ev.calls if c.who == CANDIDATE and c.phase == TIMED and c.ms is not None]
+    eager = [(c.ms, c.wall_ms) for c in ev.calls if c.who == "eager" and c.phase == TIMED and c.ms is not None]
+    if candidate and eager:  # one call of each side per round, in order: the i-th of each share a round
+        claim = measurement.unexplained_saving(candidate, eager)
+        if claim:
+            return fail(f"{claim}: the timer was tampered with")
+    return ok("every reported time fits within the harness's own clock")
+
+
+# -- faults: error, crashed, timeout ---------------------------------------------------------------
+
+def candidate_instantiates(ev: Evidence) -> Outcome | None:
+    faulted = _fault_outcome(ev, ("instantiate",), "building ModelNew")
+    if faulted:
+        return faulted
+    return ok(f"ModelNew was built {len(ev.instantiations)} time(s)") if ev.instantiations else None
+
+
+def candidate_runs(ev: Evidence) -> Outcome | None:
+    faulted = _fault_outcome(ev, ("call", "dump", "finish"), "a call of the candidate")
+    if faulted:
+        return faulted
+    if ev.fault and ev.fault.side == CANDIDATE and ev.fault.kind == "harness":
+        return fail(f"the harness failed around the candidate: {ev.fault.detail}", ERROR)
+    return ok(f"{len(ev.candidate_calls())} calls ran") if ev.candidate_calls() else None
+
+
+# -- correctness: a wrong answer is `incorrect` ----------------------------------------------------
+
+def _judged_calls(ev: Evidence, *phases: str):
+    return [c for c in ev.candidate_calls(*phases) if c.reply.get("output")]
+
+
+def output_structure(ev: Evidence) -> Outcome | None:
+    expected = (ev.prepared or {}).get("reference_structure")
+    calls = _judged_calls(ev, TRIAL, TIMED, PROFILE)
+    for call in calls:
+        got = call.reply["output"]["structure"]
+        if expected and got != expected and not any(leaf.get("is_tensor_subclass") for leaf in call.reply["output"]["leaves"]):
+            return fail(f"the candidate returned {got} where the reference returns {expected}")
+    return ok(f"outputs are structured as the reference's ({expected})") if calls else None
+
+
+def _spec_mismatch(ev: Evidence, key: str, label: str) -> Outcome | None:
+    calls = _judged_calls(ev, TRIAL, TIMED, PROFILE)
+    for call in calls:
+        spec = (call.reference or {}).get("spec") or ev.expected_spec()
+        for index, leaf in enumerate(call.reply["output"]["leaves"]):
+            if index < len(spec) and key in leaf and key in spec[index] and leaf[key] != spec[index][key]:
+                return fail(f"output {index} has {label} {leaf[key]}, the reference's has {spec[index][key]}")
+    return ok(f"every output has the reference's {label}") if calls else None
+
+
+def output_shape(ev: Evidence) -> Outcome | None:
+    return _spec_mismatch(ev, "shape", "shape")
+
+
+def output_dtype(ev: Evidence) -> Outcome | None:
+    return _spec_mismatch(ev, "dtype", "dtype")
+
+
+def output_device(ev: Evidence) -> Outcome | None:
+    return _spec_mismatch(ev, "device", "device")
+
+
+def outputs_finite(ev: Evidence) -> Outcome | None:
+    checked = [c for c in ev.candidate_calls(TRIAL, TIMED, PROFILE) if c.checked]
+    for call in checked:
+        bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
+        if bad:
+            return fail(f"{bad} output element(s) are NaN or infinite where the reference is finite (an unwritten "
+                        "output holds the harness's NaN poison); NaN never passes")
+    return ok("no NaN or infinity where the reference is finite") if checked else None
+
+
+def _within_tolerance(call) -> bool:
+    error = call.comparison.get("max_rel_error")
+    return (not call.comparison.get("shape_mismatch") and not call.comparison.get("leaf_count_mismatch")
+            and error is not None and not math.isnan(error) and error <= call.tolerance)
+
+
+def _describe_miss(call) -> str:
+    comparison = call.comparison
+    error = comparison.get("max_rel_error")
+    worst = next((leaf for leaf in comparison.get("leaves", []) if leaf.get("max_rel_error") == error), {})
+    where = f" at index {worst.get('worst_index')} (got {worst['worst_values'][0]:.6g}, expected {worst['worst_values'][1]:.6g})" \
+        if worst.get("worst_values") else ""
+    return (f"relative error {error:.3g} (|c - r| / (|r| + output scale)) exceeds the tolerance {call.tolerance:.3g}{where}; "
+            f"max absolute error {comparison.get('max_abs_error'):.3g} on outputs of scale {comparison.get('output_scale') or 0:.3g}")
+
+
+def outputs_match_reference(ev: Evidence) -> Outcome | None:
+    checked = [c for c in ev.candidate_calls(TRIAL) if c.checked]
+    for number, call in enumerate(checked, 1):
+        if not _within_tolerance(call):
+            return fail(f"on fresh inputs (checked call {number}) the {_describe_miss(call)}")
+    return ok(f"{len(checked)} fresh input sets match the float64 reference") if checked else None
+
+
+def timed_outputs_match_reference(ev: Evidence) -> Outcome | None:
+    checked = [c for c in ev.candidate_calls(WARMUP, TIMED, PROFILE) if c.checked]
+    for call in checked:
+        if not _within_tolerance(call):
+            return fail(f"a call during timing returned a wrong result, unlike the earlier checks: the {_describe_miss(call)}")
+    return ok(f"{len(checked)} timed calls, chosen in secret, match the reference too") if checked else None
+
+
+def proof_inputs(ev: Evidence) -> Outcome | None:
+    calls = ev.candidate_calls(PROOF)
+    for call in calls:
+        if not call.checked:
+            continue
+        bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
+        if bad or not _within_tolerance(call):
+            detail = f"{bad} NaN or infinite elements" if bad else _describe_miss(call)
+            return fail(f"on the hack report's proof inputs the candidate is wrong: {detail}")
+    return ok("the candidate is right on the hack report's proof inputs") if calls else None
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # the status a failure gives, unless the outcome overrides it
+    run: Callable[[Evidence], Outcome | None]
+
+
+CHECKS = [
+    Check("candidate_parses", ERROR, candidate_parses),
+    Check("problem_runs", ERROR, problem_runs),
+    Check("candidate_loads", ERROR, candidate_loads),
+    Check("defines_model_new", ERROR, defines_model_new),
+    Check("protocol_intact", REJECTED, protocol_intact),
+    Check("harness_intact", REJECTED, harness_intact),
+    Check("no_global_hooks", REJECTED, no_global_hooks),
+    Check("problem_intact", REJECTED, problem_intact),
+    Check("no_background_threads", REJECTED, no_background_threads),
+    Check("no_background_processes", REJECTED, no_background_processes),
+    Check("output_is_plain_tensor", REJECTED, output_is_plain_tensor),
+    Check("output_elements_distinct", REJECTED, output_elements_distinct),
+    Check("output_owns_storage", REJECTED, output_owns_storage),
+    Check("inputs_unmodified", REJECTED, inputs_unmodified),
+    Check("inputs_match_reference", REJECTED, inputs_match_reference),
+    Check("clock_consistent", REJECTED, clock_consistent),
+    Check("candidate_instantiates", ERROR, candidate_instantiates),
+    Check("candidate_runs", ERROR, candidate_runs),
+    Check("output_structure", INCORRECT, output_structure),
+    Check("output_shape", INCORRECT, output_shape),
+    Check("output_dtype", INCORRECT, output_dtype),
+    Check("output_device", INCORRECT, output_device),
+    Check("outputs_finite", INCORRECT, outputs_finite),
+    Check("outputs_match_reference", INCORRECT, outputs_match_reference),
+    Check("timed_outputs_match_reference", INCORRECT, timed_outputs_match_reference),
+    Check("proof_inputs", INCORRECT, proof_inputs),
+]
+
+
+def run_checks(ev: Evidence) -> tuple[list[dict], dict | None]:
+    """Every check that ran, as verdict entries, and the first failure (with its status)."""
+    entries, first = [], None
+    for check in CHECKS:
+        outcome = check.run(ev)
+        if outcome is None:
+            continue
+        entries.append({"name": check.name, "passed": outcome.passed, "detail": outcome.detail})
+        if not outcome.passed and first is None:
+            first = {"name": check.name, "status": outcome.status or check.status, "detail": outcome.detail}
+    return entries, first
+
+
+# -- flags: notable, not disqualifying -------------------------------------------------------------
+
+def degenerate_problem(ev: Evidence) -> str | None:
+    problem = ev.problem or {}
+    return f"the problem is degenerate: {problem['reason']}" if problem.get("degenerate") else None
+
+
+def tiny_outputs(ev: Evidence) -> str | None:
+    scale = (ev.problem or {}).get("output_scale")
+    if scale is not None and scale < 1e-2:
+        return (f"the reference's outputs have a root mean square of {scale:.3g}, below the absolute tolerance (1e-2) "
+                "other harnesses use, where any answer passes; judged here by relative error")
+    return None
+
+
+def nondeterministic_problem(ev: Evidence) -> str | None:
+    return "the reference gives different outputs for the same inputs and seed" if (ev.problem or {}).get("nondeterministic") else None
+
+
+def _worst_error(ev: Evidence) -> float | None:
+    errors = [c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, WARMUP, PROFILE) if c.checked]
+    errors = [e for e in errors if e is not None]
+    return max(errors) if errors else None
+
+
+def reference_float32_error(ev: Evidence) -> float | None:
+    errors = [(c.reference or {}).get("float32_error", {}).get("max_rel_error") for c in ev.candidate_calls() if c.reference]
+    errors = [e for e in errors if e is not None]
+    return max(errors) if errors else (ev.problem or {}).get("float32_error", {}).get("max_rel_error")
+
+
+def state_changes(ev: Evidence) -> dict:
+    changes = {}
+    for reply in ev.candidate_replies():
+        changes.update(reply.get("state_changes", {}))
+    return changes
+
+
+def reduced_precision(ev: Evidence) -> str | None:
+    reasons = []
+    worst, reference = _worst_error(ev), reference_float32_error(ev)
+    if worst is not None and tolerance.tier_rank(tolerance.tier(worst)) > tolerance.tier_rank(tolerance.tier(reference)):
+        reasons.append(f"its outputs are {tolerance.tier(worst)} (relative error {worst:.2g}) where float32 eager is "
+                       f"{tolerance.tier(reference)}")
+    switched = lowers_precision(state_changes(ev))
+    if switched:
+        reasons.append(f"it switches on {', '.join(switched)}")
+    return "the candidate lowers precision: " + "; ".join(reasons) if reasons else None
+
+
+def global_state_changed(ev: Evidence) -> str | None:
+    changes = state_changes(ev)
+    if not changes:
+        return None
+    listed = ", ".join(f"{name} {c['before']!r} -> {c['after']!r}" for name, c in sorted(changes.items()))
+    return f"the candidate changes global state ({listed}); kept to its own calls, baselines ran with the original state"
+
+
+def same_kernels_as_reference(ev: Evidence) -> str | None:
+    profiled = [c for c in ev.calls if c.phase == PROFILE and c.reply.get("kernels") is not None]
+    candidate = next((c.reply["kernels"] for c in profiled if c.who == CANDIDATE), None)
+    reference = next((c.reply["kernels"] for c in profiled if c.who != CANDIDATE), None)
+    if candidate and reference and sorted(map(str, candidate)) == sorted(map(str, reference)):
+        return "the candidate launched exactly the reference's kernels: its custom kernel never ran"
+    return None
+
+
+def candidate_median_ms(ev: Evidence) -> float | None:
+    samples = [c.ms for c in ev.candidate_calls(TIMED) if c.ms is not None]
+    return measurement.summarize(samples)["median_ms"] if samples else None
+
+
+def sol_floor(ev: Evidence) -> dict | None:
+    problem = ev.problem or {}
+    if problem.get("flops") is None:
+        return None
+    return speed_of_light.floor_ms(problem["flops"], problem.get("bytes", 0), ev.rates)
+
+
+def beyond_speed_of_light(ev: Evidence) -> str | None:
+    floor, median = sol_floor(ev), candidate_median_ms(ev)
+    if speed_of_light.beyond(median, floor):
+        return (f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
+                f"({floor['bound']}-bound: {floor['flops']:.3g} FLOPs, {floor['bytes']:.3g} bytes)")
+    return None
+
+
+def shape_specialized(ev: Evidence) -> str | None:
+    variant = ev.variant or {}
+    return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
+
+
+FLAGS = [
+    ("degenerate_problem", degenerate_problem),
+    ("tiny_outputs", tiny_outputs),
+    ("nondeterministic_problem", nondeterministic_problem),
+    ("reduced_precision", reduced_precision),
+    ("global_state_changed", global_state_changed),
+    ("same_kernels_as_reference", same_kernels_as_reference),
+    ("beyond_speed_of_light", beyond_speed_of_light),
+    ("shape_specialized", shape_specialized),
+]
+
+
+def run_flags(ev: Evidence) -> dict[str, str]:
+    raised = {}
+    for name, finding in FLAGS:
+        detail = finding(ev)
+        if detail:
+            raised[name] = detail
+    return raised
+
+
+def blocking_failure(ev: Evidence) -> dict | None:
+    """The first failure so far, which ends the run early: nothing later can undo it."""
+    return run_checks(ev)[1]

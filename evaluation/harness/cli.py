@@ -1,0 +1,93 @@
+"""The command line: the same `verify()` the worker calls, with files for sources.
+
+    python -m evaluation.harness verify --problem P.py --candidate C.py [--device cpu|cuda]
+        [--baselines eager,compile,compile-ro,cudagraph] [--json] [--proof-inputs F.py]
+        [--baseline-cache DIR] [--plan JSON] [--limits JSON]
+    python -m evaluation.harness inspect --problem P.py [--device cpu|cuda]
+    python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda]
+
+`verify` prints exactly one JSON verdict on stdout and exits 0 whatever the verdict; a bad
+argument exits 2. `build` only loads and instantiates the candidate (filling the build cache), so
+a batch can compile many candidates in parallel and then time them one at a time.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from evaluation.harness.pipeline import build, inspect_problem, verify
+from evaluation.harness.verdict import BASELINES
+
+
+def _read(parser: argparse.ArgumentParser, path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        parser.error(f"cannot read {path}: {exc.strerror}")
+
+
+def _json_arg(parser: argparse.ArgumentParser, text: str | None, what: str) -> dict | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        parser.error(f"--{what} must be a JSON object, like '{{\"trials\": 1}}'")
+    if not isinstance(value, dict):
+        parser.error(f"--{what} must be a JSON object")
+    return value
+
+
+def _baselines(parser: argparse.ArgumentParser, text: str) -> tuple[str, ...]:
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        parser.error(f"unknown baselines {unknown}; choose from {','.join(BASELINES)}")
+    return names
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="python -m evaluation.harness", description=__doc__.split("\n\n")[0])
+    commands = root.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("verify", help="verify a candidate and print its verdict as JSON")
+    build = commands.add_parser("build", help="load and instantiate a candidate only, filling the build cache")
+    for sub in (check, build):
+        sub.add_argument("--problem", required=True)
+        sub.add_argument("--candidate", required=True)
+        sub.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+        sub.add_argument("--limits", help="JSON object of Limits fields to change")
+    check.add_argument("--plan", help="JSON object of Plan fields to change")
+    check.add_argument("--baselines", default="eager", help=f"comma-separated, from {','.join(BASELINES)}")
+    check.add_argument("--json", action="store_true", help="one line of JSON (default: indented)")
+    check.add_argument("--proof-inputs", help="a file defining get_inputs() with a hack reporter's inputs")
+    check.add_argument("--baseline-cache", help="folder where baseline timings are kept between runs")
+    look = commands.add_parser("inspect", help="run the problem alone and report degeneracy, scale, FLOPs and bytes")
+    look.add_argument("--problem", required=True)
+    look.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_parser = parser()
+    args = args_parser.parse_args(argv)
+    if args.command == "inspect":
+        print(json.dumps(inspect_problem(_read(args_parser, args.problem), device=args.device), indent=2))
+        return 0
+    problem = _read(args_parser, args.problem)
+    candidate = _read(args_parser, args.candidate)
+    limits = _json_arg(args_parser, args.limits, "limits")
+    if args.command == "build":
+        verdict = build(problem, candidate, device=args.device, limits=limits)
+        failed = next((c for c in verdict["checks"] if not c["passed"]), None)
+        print(json.dumps({"built": failed is None or failed["name"] == "candidate_runs", "status": verdict["status"],
+                          "reason": verdict["reason"] if failed else "built"}))
+        return 0
+    plan = _json_arg(args_parser, args.plan, "plan")
+    proof = _read(args_parser, args.proof_inputs) if args.proof_inputs else None
+    verdict = verify(problem, candidate, device=args.device, baselines=_baselines(args_parser, args.baselines),
+                     limits=limits, plan=plan, baseline_cache_dir=args.baseline_cache, proof_inputs_source=proof)
+    print(json.dumps(verdict, separators=(",", ":")) if args.json else json.dumps(verdict, indent=2))
+    if not args.json:
+        print(f"{verdict['status']}: {verdict['reason']}", file=sys.stderr)
+    return 0

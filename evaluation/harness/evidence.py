@@ -1,0 +1,78 @@
+"""Everything one verification observed, gathered by the parent as the processes reply.
+
+The checks (checks.py) read only this record; nothing here decides anything.
+"""
+
+from dataclasses import dataclass, field
+
+CANDIDATE = "candidate"
+REFERENCE = "reference"
+
+# Phases of a candidate call. The candidate cannot tell them apart: every call is prepared,
+# flushed and timed the same way.
+TRIAL, WARMUP, TIMED, PROFILE, PROOF, VARIANT = "trial", "warmup", "timed", "profile", "proof", "variant"
+
+
+@dataclass
+class Fault:
+    side: str  # CANDIDATE or REFERENCE
+    stage: str  # describe, prepare, inspect, load, instantiate, call, dump, reference, compare, finish
+    kind: str  # exception, timeout, crashed, memory, protocol, harness
+    detail: str
+    cuda: bool = False
+
+
+@dataclass
+class Call:
+    who: str
+    phase: str
+    seed: int
+    reply: dict
+    wall_ms: float
+    reference: dict | None = None
+    comparison: dict | None = None
+    tolerance: float | None = None
+
+    @property
+    def ms(self) -> float | None:
+        return self.reply.get("ms")
+
+    @property
+    def checked(self) -> bool:
+        return self.comparison is not None
+
+
+@dataclass
+class Evidence:
+    device: str
+    baselines: tuple
+    static: dict = field(default_factory=dict)
+    problem: dict | None = None  # the reference process's inspection
+    env: dict | None = None
+    prepared: dict | None = None
+    loaded: dict | None = None
+    instantiations: list[dict] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    finished: dict | None = None
+    fault: Fault | None = None
+    protocol: list[str] = field(default_factory=list)
+    variant: dict | None = None
+    cached_baselines: dict = field(default_factory=dict)
+    rates: dict | None = None
+    sandbox: dict = field(default_factory=dict)
+    log_excerpt: str = ""
+
+    def candidate_calls(self, *phases: str) -> list[Call]:
+        return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]
+
+    def candidate_replies(self) -> list[dict]:
+        """Every reply that carries facts read after candidate code ran."""
+        replies = [self.loaded] if self.loaded else []
+        replies += self.instantiations
+        replies += [c.reply for c in self.candidate_calls()]
+        if self.finished:
+            replies.append(self.finished)
+        return replies
+
+    def expected_spec(self) -> list[dict]:
+        return (self.problem or {}).get("spec", [])

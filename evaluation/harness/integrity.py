@@ -1,0 +1,281 @@
+"""What a candidate could change around itself: global state, functions, threads and processes.
+
+`GlobalState` reads and sets the switches that change numerics or speed (TF32, cuDNN flags,
+matmul precision, default dtype and device, threads, autocast, tracing hooks, torch modes).
+The harness applies the original state before every baseline call and the candidate's own state
+before every candidate call, so what a candidate switches on never leaks into a baseline.
+
+`NamespaceSnapshot` holds the very objects found in torch's, Python's and the harness's own
+namespaces before the candidate loads; comparing identities afterwards finds any patched timer,
+comparison, torch function or harness function, wherever the candidate reached it from. No
+change is excused after the snapshot: torch.compile's own one-time changes to torch are made
+before it (`prime_compiler`).
+
+`busy_threads` lists the threads that could still be working after a call.
+"""
+
+import concurrent.futures.thread
+import dis
+import gc
+import os
+import queue
+import sys
+import threading
+import time
+import types
+from dataclasses import dataclass
+
+import torch
+
+_current_frames = sys._current_frames
+_getpid = os.getpid
+
+
+def _cuda() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_initialized()
+
+
+def _hook_counts() -> dict:
+    from torch.nn.modules import module as nn_module
+
+    names = [n for n in dir(nn_module) if n.startswith("_global_") and n.endswith("hooks")]
+    return {n: len(getattr(nn_module, n)) for n in sorted(names)}
+
+
+# name -> (read, write); write is None for what can only be observed.
+def _switches() -> dict:
+    cuda_backend = torch.backends.cuda
+    cudnn = torch.backends.cudnn
+    switches = {
+        "matmul.allow_tf32": (lambda: cuda_backend.matmul.allow_tf32, lambda v: setattr(cuda_backend.matmul, "allow_tf32", v)),
+        "matmul.allow_fp16_reduced_precision_reduction": (
+            lambda: cuda_backend.matmul.allow_fp16_reduced_precision_reduction,
+            lambda v: setattr(cuda_backend.matmul, "allow_fp16_reduced_precision_reduction", v)),
+        "matmul.allow_bf16_reduced_precision_reduction": (
+            lambda: cuda_backend.matmul.allow_bf16_reduced_precision_reduction,
+            lambda v: setattr(cuda_backend.matmul, "allow_bf16_reduced_precision_reduction", v)),
+        "float32_matmul_precision": (torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
+        "cudnn.enabled": (lambda: cudnn.enabled, lambda v: setattr(cudnn, "enabled", v)),
+        "cudnn.allow_tf32": (lambda: cudnn.allow_tf32, lambda v: setattr(cudnn, "allow_tf32", v)),
+        "cudnn.benchmark": (lambda: cudnn.benchmark, lambda v: setattr(cudnn, "benchmark", v)),
+        "cudnn.deterministic": (lambda: cudnn.deterministic, lambda v: setattr(cudnn, "deterministic", v)),
+        "mkldnn.enabled": (lambda: torch.backends.mkldnn.enabled, lambda v: setattr(torch.backends.mkldnn, "enabled", v)),
+        "sdp.flash": (cuda_backend.flash_sdp_enabled, cuda_backend.enable_flash_sdp),
+        "sdp.mem_efficient": (cuda_backend.mem_efficient_sdp_enabled, cuda_backend.enable_mem_efficient_sdp),
+        "sdp.math": (cuda_backend.math_sdp_enabled, cuda_backend.enable_math_sdp),
+        "default_dtype": (lambda: str(torch.get_default_dtype()), lambda v: torch.set_default_dtype(getattr(torch, v.removeprefix("torch.")))),
+        "default_device": (lambda: str(torch.get_default_device()), lambda v: torch.set_default_device(v)),
+        "deterministic_algorithms": (torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
+        "num_threads": (torch.get_num_threads, torch.set_num_threads),
+        "grad_enabled": (torch.is_grad_enabled, torch.set_grad_enabled),
+        "autocast.cpu": (lambda: torch.is_autocast_enabled("cpu"), lambda v: torch.set_autocast_enabled("cpu", v)),
+        "autocast.cuda": (lambda: torch.is_autocast_enabled("cuda"), lambda v: torch.set_autocast_enabled("cuda", v)),
+        "sys.trace": (lambda: repr(sys.gettrace()), None),
+        "sys.profile": (lambda: repr(sys.getprofile()), None),
+        "threading.trace": (lambda: repr(threading.gettrace()), None),
+        "threading.profile": (lambda: repr(threading.getprofile()), None),
+        "switch_interval": (sys.getswitchinterval, sys.setswitchinterval),
+        "gc.enabled": (gc.isenabled, lambda v: gc.enable() if v else gc.disable()),
+        "torch_function_modes": (lambda: torch._C._len_torch_function_stack(), None),
+        "torch_dispatch_modes": (lambda: torch._C._len_torch_dispatch_stack(), None),
+        "module_hooks": (lambda: repr(_hook_counts()), None),
+    }
+    if _cuda():
+        switches["cuda.current_stream"] = (
+            lambda: torch.cuda.current_stream().cuda_stream == torch.cuda.default_stream().cuda_stream,
+            lambda v: torch.cuda.set_stream(torch.cuda.default_stream()) if v else None)
+    return switches
+
+
+# Switches that trade accuracy for speed: turning one on is a precision change, not a hack.
+PRECISION_SWITCHES = {
+    "matmul.allow_tf32": True, "cudnn.allow_tf32": True, "float32_matmul_precision": "not highest",
+    "matmul.allow_fp16_reduced_precision_reduction": True, "matmul.allow_bf16_reduced_precision_reduction": True,
+    "autocast.cpu": True, "autocast.cuda": True,
+}
+
+
+@dataclass
+class GlobalState:
+    values: dict
+
+    @classmethod
+    def capture(cls) -> "GlobalState":
+        values = {}
+        for name, (read, _) in _switches().items():
+            try:
+                values[name] = read()
+            except Exception as exc:  # a switch this build lacks
+                values[name] = f"unreadable: {type(exc).__name__}"
+        return cls(values)
+
+    def apply(self) -> None:
+        switches = _switches()
+        for name, value in self.values.items():
+            read, write = switches.get(name, (None, None))
+            if write is None or (isinstance(value, str) and value.startswith("unreadable")):
+                continue
+            try:
+                if read() != value:
+                    write(value)
+            except Exception:
+                pass
+
+    def changes_from(self, original: "GlobalState") -> dict:
+        return {
+            name: {"before": original.values.get(name), "after": value}
+            for name, value in self.values.items()
+            if original.values.get(name) != value
+        }
+
+
+# What the harness can read but not set back: hooks and modes that, once installed, run inside
+# every call, the baselines' included.
+HOOKS = ("sys.trace", "sys.profile", "threading.trace", "threading.profile", "torch_function_modes",
+         "torch_dispatch_modes", "module_hooks")
+
+
+def lowers_precision(changes: dict) -> list[str]:
+    lowered = []
+    for name, change in changes.items():
+        wanted = PRECISION_SWITCHES.get(name)
+        if wanted == "not highest" and change["after"] != "highest":
+            lowered.append(name)
+        elif wanted is True and change["after"] is True:
+            lowered.append(name)
+    return lowered
+
+
+_CODE_LIKE = (types.ModuleType, property, staticmethod, classmethod, types.GetSetDescriptorType,
+              types.MemberDescriptorType)
+_MISSING = object()
+# sys attributes Python itself rebinds as it runs.
+_SYS_VOLATILE = {"last_type", "last_value", "last_traceback", "last_exc", "exc_info", "ps1", "ps2", "_git",
+                 "stdout", "stderr", "__stdout__", "__stderr__", "modules", "path_importer_cache",
+                 "meta_path", "path_hooks", "path", "flags", "monitoring"}
+
+
+def _watched_items(label: str, obj) -> tuple[object, list]:
+    """The live namespace of `obj` and (name, value, code, defaults) for each callable or type in it."""
+    try:
+        namespace = vars(obj)
+    except TypeError:
+        return {}, []
+    items = []
+    for name, value in list(namespace.items()):
+        # Plain data (flags, counters, caches) changes as torch runs; code and types do not.
+        if not (callable(value) or isinstance(value, _CODE_LIKE)):
+            continue
+        if label == "sys" and name in _SYS_VOLATILE:
+            continue
+        if isinstance(value, types.FunctionType):
+            items.append((name, value, value.__code__, value.__defaults__))
+        else:
+            items.append((name, value, None, None))
+    return namespace, items
+
+
+def watched_namespaces(extra: list[tuple[str, object]] = ()) -> list[tuple[str, object]]:
+    """What the harness, the baselines and the timers rely on."""
+    import builtins
+
+    watched = [
+        ("builtins", builtins), ("time", time), ("os", os), ("sys", sys), ("gc", gc), ("threading", threading),
+        ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase),
+        ("torch._C", torch._C), ("torch._C._VariableFunctions", torch._C._VariableFunctions),
+        ("torch._C._nn", torch._C._nn), ("torch._C._linalg", torch._C._linalg), ("torch._C._fft", torch._C._fft),
+        ("torch._C._special", torch._C._special), ("torch.nn.functional", torch.nn.functional),
+        ("torch.nn.init", torch.nn.init), ("torch.linalg", torch.linalg), ("torch.fft", torch.fft),
+        ("torch.special", torch.special), ("torch.random", torch.random), ("torch.cuda", torch.cuda),
+        ("torch.cuda.Event", torch.cuda.Event), ("torch.cuda.Stream", torch.cuda.Stream),
+        ("torch.backends.cudnn", torch.backends.cudnn), ("torch.autograd.grad_mode", torch.autograd.grad_mode),
+        ("torch.nn.Module", torch.nn.Module), ("torch.nn.modules.module", torch.nn.modules.module),
+        ("torch.utils.flop_counter", sys.modules.get("torch.utils.flop_counter")),
+        ("torch.profiler", torch.profiler),
+    ]
+    for name in dir(torch.nn):
+        value = getattr(torch.nn, name)
+        if isinstance(value, type) and issubclass(value, torch.nn.Module):
+            watched.append((f"torch.nn.{name}", value))
+    for name, module in list(sys.modules.items()):
+        if name.startswith("evaluation.harness") and module is not None:
+            watched.append((name, module))
+            for attr, value in list(vars(module).items()):
+                if isinstance(value, type) and value.__module__ == name:
+                    watched.append((f"{name}.{attr}", value))
+    watched.extend(extra)
+    return [(label, obj) for label, obj in watched if obj is not None]
+
+
+class NamespaceSnapshot:
+    """Strong references to every watched attribute (so no id is ever reused), compared by identity,
+    with each function's code and defaults."""
+
+    def __init__(self, namespaces: list[tuple[str, object]]):
+        self._watched = [(label, *_watched_items(label, obj)) for label, obj in namespaces]
+
+    def __len__(self) -> int:
+        return sum(len(items) for _, _, items in self._watched)
+
+    def changed(self, limit: int = 20) -> list[str]:
+        changed = []
+        for label, namespace, items in self._watched:
+            for name, value, code, defaults in items:
+                current = namespace.get(name, _MISSING)
+                if current is not value or (code is not None and (value.__code__ is not code or value.__defaults__ is not defaults)):
+                    changed.append(f"{label}.{name}")
+                    if len(changed) >= limit:
+                        return changed
+        return changed
+
+
+def _first_use(_):
+    return None
+
+
+def prime_compiler() -> None:
+    """Let torch.compile make its one-time changes to torch before the snapshot: importing
+    torch._dynamo rewraps torch.manual_seed, and entering it the first time wraps
+    torch.nn.Module.__init__ and __setstate__ to tag new modules. A candidate that compiles (or a
+    profile, which imports torch._dynamo) then changes nothing the snapshot holds."""
+    torch.compile(_first_use, backend="eager")(torch.zeros(1))
+
+
+def thread_ids() -> set[int]:
+    return set(_current_frames())
+
+
+# A concurrent.futures worker blocked on its empty queue runs nothing, and only a submit wakes it,
+# which only a (timed) call can make: torch.compile's compile and autotuning pools leave such
+# workers behind. Told apart by the code it runs and the line it waits at, not by a name.
+_WORKER_CODE = concurrent.futures.thread._worker.__code__
+_WAITING_LINES = {i.positions.lineno for i in dis.get_instructions(_WORKER_CODE) if i.argval == "get"}
+_SimpleQueue = queue.SimpleQueue
+
+
+def _idle_worker(frame) -> bool:
+    if frame.f_code is not _WORKER_CODE or frame.f_lineno not in _WAITING_LINES:
+        return False
+    work_queue = frame.f_locals.get("work_queue")
+    return type(work_queue) is _SimpleQueue and work_queue.empty()
+
+
+def busy_threads(known: set[int]) -> list[int]:
+    """Threads other than `known` that are running or may run by themselves: all but idle pool workers."""
+    return sorted(ident for ident, frame in _current_frames().items() if ident not in known and not _idle_worker(frame))
+
+
+def child_pids() -> set[int]:
+    pid = _getpid()
+    found = set()
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as handle:
+                found.update(int(p) for p in handle.read().split())
+        except OSError:
+            continue
+    return found

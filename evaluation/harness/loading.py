@@ -1,0 +1,114 @@
+"""Loading sources into modules of their own, and building model instances from a seed.
+
+The problem, the candidate and a hack reporter's proof inputs each get a fresh module under a
+private name: a candidate that redefines the problem's constants or `get_inputs` changes only its
+own module, never what the harness reads from the problem's.
+"""
+
+import contextlib
+import copy
+import random
+import sys
+import types
+
+import torch
+
+PROBLEM_MODULE = "kernel_arena_problem"
+CANDIDATE_MODULE = "kernel_arena_candidate"
+PROOF_MODULE = "kernel_arena_proof"
+
+
+def load_module(name: str, source: str, filename: str, *, initial_globals: dict | None = None) -> types.ModuleType:
+    module = types.ModuleType(name)
+    module.__file__ = filename
+    if initial_globals:
+        module.__dict__.update(initial_globals)
+    # Registered because dataclasses, pickling and torch.compile look modules up by name.
+    sys.modules[name] = module
+    code = compile(source, filename, "exec")
+    exec(code, module.__dict__)
+    return module
+
+
+def load_proof(source: str, problem: types.ModuleType) -> types.ModuleType:
+    """Proof inputs may use the problem's constants (batch_size, ...), so they start from a copy."""
+    inherited = {k: v for k, v in vars(problem).items() if not k.startswith("__")}
+    return load_module(PROOF_MODULE, source, "proof_inputs.py", initial_globals=inherited)
+
+
+def load_problem(problem_path: str, proof_path: str | None) -> tuple[types.ModuleType, types.ModuleType | None]:
+    """The problem's module and, when a hack report gave some, the proof inputs' module."""
+    with open(problem_path) as handle:
+        problem = load_module(PROBLEM_MODULE, handle.read(), "problem.py")
+    proof = None
+    if proof_path:
+        with open(proof_path) as handle:
+            proof = load_proof(handle.read(), problem)
+    return problem, proof
+
+
+def seed_everything(seed: int) -> None:
+    torch.manual_seed(seed)
+    random.seed(seed)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed % 2**32)
+
+
+@contextlib.contextmanager
+def problem_constants(problem: types.ModuleType, variant: dict | None):
+    """The problem's size constants replaced by `variant` for the duration, then restored."""
+    if not variant:
+        yield
+        return
+    saved = {name: problem.__dict__[name] for name in variant}
+    problem.__dict__.update(variant)
+    try:
+        yield
+    finally:
+        problem.__dict__.update(saved)
+
+
+def init_inputs(problem: types.ModuleType, variant: dict | None = None) -> list:
+    with problem_constants(problem, variant):
+        return list(problem.get_init_inputs()) if hasattr(problem, "get_init_inputs") else []
+
+
+def to_device(value, device: str):
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_device(v, device) for v in value)
+    return value
+
+
+def build_model(cls, init_args: list, seed: int, device: str) -> torch.nn.Module:
+    """KernelBench's rule: both models are built right after the same seed, so equal layers get equal weights."""
+    seed_everything(seed)
+    model = cls(*to_device(init_args, device))
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device)
+    return model
+
+
+def _double_attributes(module: torch.nn.Module) -> None:
+    # Plain tensor attributes (KernelBench level 3 keeps initial LSTM states as `self.h0`) are not
+    # converted by Module.double().
+    for sub in module.modules():
+        for name, value in list(vars(sub).items()):
+            if isinstance(value, torch.Tensor) and value.is_floating_point() and not isinstance(value, torch.nn.Parameter):
+                setattr(sub, name, value.double())
+
+
+def float64_copy(model: torch.nn.Module) -> torch.nn.Module:
+    copied = copy.deepcopy(model).double()
+    _double_attributes(copied)
+    return copied
+
+
+def to_float64(value):
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.double()
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_float64(v) for v in value)
+    return value

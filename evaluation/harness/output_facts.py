@@ -1,0 +1,137 @@
+"""Facts about what a call returned, read without running any of the candidate's code.
+
+An output must be a plain strided `torch.Tensor` (a subclass can defer its work, as CUDA-L1's level
+1 task 9 `LazyMatmul` does) with one address per element (no broadcast constant), own its storage
+(not an input's, an earlier output's or the model's: a stored constant or a reused buffer), and
+have the reference's dtype, shape and device. Only `type()` is used on an object before it is
+known to be exactly a tensor, because any attribute of a subclass may run candidate code.
+"""
+
+import torch
+
+_Tensor = torch.Tensor
+
+
+def flatten(value) -> tuple[str, list]:
+    """The structure (as a string like "tuple[T,T]") and the leaves of a returned value."""
+    if type(value) is _Tensor:
+        return "T", [value]
+    if type(value) in (tuple, list):
+        parts, leaves = [], []
+        for item in value:
+            structure, items = flatten(item)
+            parts.append(structure)
+            leaves.extend(items)
+        return f"{type(value).__name__}[{','.join(parts)}]", leaves
+    return f"other:{type(value).__module__}.{type(value).__qualname__}", [value]
+
+
+def _storage_span(t: torch.Tensor) -> tuple[int, int, int]:
+    storage = t.untyped_storage()
+    return storage.data_ptr(), storage.data_ptr() + storage.nbytes(), t.device.index or 0
+
+
+def _overlaps(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+    return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
+
+
+def elements_distinct(t: torch.Tensor) -> bool:
+    """Every element at its own address: no expanded (stride 0) or overlapping view. Gaps are
+    fine: compiled kernels pad rows for alignment and return the unpadded view."""
+    if t.layout is not torch.strided:
+        return False
+    reach = 0  # the largest offset the dims so far address
+    for stride, size in sorted((s, n) for s, n in zip(t.stride(), t.shape) if n != 1):
+        if stride <= reach:
+            return False
+        reach += stride * (size - 1)
+    return True
+
+
+def spans(values) -> list[tuple[int, int, int]]:
+    return [_storage_span(v) for v in values if type(v) is _Tensor]
+
+
+def leaf_facts(value, *, input_spans, earlier_spans, model_spans) -> dict:
+    kind = type(value)
+    facts = {"type": f"{kind.__module__}.{kind.__qualname__}", "plain_tensor": kind is _Tensor}
+    if kind is not _Tensor:
+        facts["is_tensor_subclass"] = issubclass(kind, _Tensor)
+        return facts
+    span = _storage_span(value)
+    facts.update(
+        dtype=str(value.dtype).removeprefix("torch."),
+        shape=list(value.shape),
+        device=value.device.type,
+        strided=value.layout is torch.strided,
+        distinct_elements=elements_distinct(value),
+        requires_grad=value.requires_grad,
+        aliases_input=any(_overlaps(span, s) for s in input_spans),
+        aliases_earlier_output=any(_overlaps(span, s) for s in earlier_spans),
+        aliases_model_state=any(_overlaps(span, s) for s in model_spans),
+    )
+    return facts
+
+
+def output_facts(value, *, inputs, earlier_outputs, model) -> dict:
+    structure, leaves = flatten(value)
+    input_spans = spans(inputs)
+    earlier_spans = spans(earlier_outputs)
+    model_spans = spans(list(model.parameters()) + list(model.buffers())) if isinstance(model, torch.nn.Module) else []
+    seen: list = []
+    leaf_list = []
+    for leaf in leaves:
+        facts = leaf_facts(leaf, input_spans=input_spans, earlier_spans=earlier_spans, model_spans=model_spans)
+        if facts["plain_tensor"]:
+            span = _storage_span(leaf)
+            facts["aliases_other_output"] = any(_overlaps(span, s) for s in seen)
+            seen.append(span)
+        leaf_list.append(facts)
+    return {"structure": structure, "leaves": leaf_list}
+
+
+def poison(spec: list[dict], device: str) -> None:
+    """Allocate and fill blocks the size of each expected output with NaN (or the largest
+    integer), then free them: the allocator hands these blocks out next, so an output the
+    candidate never writes holds poison, not a stale correct answer."""
+    blocks = []
+    for leaf in spec:
+        if "dtype" not in leaf:
+            continue
+        dtype = getattr(torch, leaf["dtype"])
+        block = torch.empty(leaf["shape"], dtype=dtype, device=device)
+        if dtype.is_floating_point or dtype.is_complex:
+            block.fill_(float("nan"))
+        elif dtype is torch.bool:
+            block.fill_(True)
+        else:
+            block.fill_(torch.iinfo(dtype).max)
+        blocks.append(block)
+    del blocks
+
+
+def dump(leaves: list, path_prefix: str) -> list[dict]:
+    """Write each tensor's bytes to a file for the reference process; return what it needs to read them."""
+    files = []
+    for index, leaf in enumerate(leaves):
+        if type(leaf) is not _Tensor:
+            files.append({"kind": "other"})
+            continue
+        host = leaf.detach().to("cpu").contiguous()
+        path = f"{path_prefix}.{index}.bin"
+        raw = host.reshape(-1).view(torch.uint8) if host.numel() else torch.empty(0, dtype=torch.uint8)
+        raw.numpy().tofile(path)
+        files.append({"kind": "tensor", "path": path, "dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape)})
+    return files
+
+
+def read_dump(entry: dict, device: str) -> torch.Tensor:
+    dtype = getattr(torch, entry["dtype"])
+    numel = 1
+    for n in entry["shape"]:
+        numel *= n
+    nbytes = numel * torch.empty(0, dtype=dtype).element_size()
+    if nbytes == 0:
+        return torch.empty(entry["shape"], dtype=dtype, device=device)
+    raw = torch.from_file(entry["path"], shared=False, size=nbytes, dtype=torch.uint8)
+    return raw.view(dtype).reshape(entry["shape"]).to(device)

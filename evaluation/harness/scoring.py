@@ -1,0 +1,134 @@
+"""Scoring: the evidence of one run, judged by checks.py, written out as a Verdict.
+
+The verdict is JSON-able data; figures that are not finite (an infinite error) become null, with
+the check's detail saying what happened.
+"""
+
+import math
+
+from evaluation.harness import checks, measurement, tolerance
+from evaluation.harness.evidence import CANDIDATE, PROFILE, PROOF, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.verdict import HARNESS_VERSION, VERIFIED, Verdict
+
+
+def tolerance_for(dtype: str, float32_rel_error: float | None) -> float:
+    return tolerance.tolerance(dtype, float32_rel_error)
+
+
+def clean(value):
+    """The same data with NaN and infinities replaced by None, so any JSON parser accepts it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    return value
+
+
+def _correctness(ev: Evidence, plan) -> dict:
+    checked = [c for c in ev.candidate_calls(TRIAL, WARMUP, TIMED, PROFILE, PROOF) if c.checked]
+    errors = [c.comparison for c in checked]
+
+    def worst(key):
+        values = [e.get(key) for e in errors if e.get(key) is not None]
+        return max(values) if values else None
+
+    max_rel = worst("max_rel_error")
+    reference_error = checks.reference_float32_error(ev)
+    tolerances = [c.tolerance for c in checked if c.tolerance is not None]
+    problem = ev.problem or {}
+    first_inputs = next((c.reply.get("inputs") for c in ev.candidate_calls(TRIAL) if c.reply.get("inputs")), None)
+    return {
+        "trials": len([i for i in ev.instantiations if i.get("ok")]) if ev.instantiations else 0,
+        "inputs_per_trial": plan.inputs_per_trial,
+        "checked_calls": len(checked),
+        "checked_timed_calls": len([c for c in checked if c.phase in (WARMUP, TIMED, PROFILE)]),
+        "max_abs_error": worst("max_abs_error"),
+        "max_rel_error": max_rel,
+        "rel_l2_error": worst("rel_l2_error"),
+        "atol": 0.0,
+        "rtol": max(tolerances) if tolerances else None,
+        "error_measure": "max over elements of |c - r| / (|r| + output scale), output scale = RMS of the float64 reference",
+        "precision_tier": tolerance.tier(max_rel) if checked else None,
+        "reference_precision": problem.get("reference_precision"),
+        "float32_reference_error": reference_error,
+        "output_scale": problem.get("output_scale"),
+        "inputs": first_inputs,
+        "shape_check": ev.variant,
+    }
+
+
+def _timing(ev: Evidence) -> dict | None:
+    if not ev.baselines:
+        return None
+    candidate = [c.ms for c in ev.candidate_calls(TIMED) if c.ms is not None]
+    if not candidate:
+        return None
+    baselines = {}
+    for name in ev.baselines:
+        samples = [c.ms for c in ev.calls if c.who == name and c.phase == TIMED and c.ms is not None]
+        if samples:
+            baselines[name] = measurement.summarize(samples)
+        elif name in ev.cached_baselines:
+            baselines[name] = {**ev.cached_baselines[name], "cached": True}
+    unavailable = {name: reason for name, reason in (ev.prepared or {}).get("baselines", {}).items() if reason != "ready"}
+    measured = measurement.summarize(candidate)
+    speedups = {name: m["median_ms"] / measured["median_ms"] for name, m in baselines.items() if measured["median_ms"] > 0}
+    return {
+        "method": (ev.prepared or {}).get("timer_method"),
+        "candidate": measured,
+        "baselines": baselines,
+        "speedups": speedups,
+        "unavailable": unavailable,
+        "candidate_ci_fraction": measurement.median_ci_fraction(candidate),
+        "speed_of_light": checks.sol_floor(ev),
+        "wall_clock": {
+            "candidate_median_ms": measurement.summarize([c.wall_ms for c in ev.candidate_calls(TIMED)])["median_ms"],
+            "note": "the parent's own clock around each whole call (input generation, flush, checks included)",
+        },
+    }
+
+
+def _kernels(ev: Evidence) -> dict:
+    kernels = {}
+    for call in ev.calls:
+        if call.phase == PROFILE and call.reply.get("kernels") is not None:
+            kernels["candidate" if call.who == CANDIDATE else "reference"] = call.reply["kernels"]
+    return kernels
+
+
+def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
+    if first:
+        return f"{first['name']}: {first['detail']}."
+    speed = ""
+    if timing and timing.get("speedups"):
+        speed = "; " + ", ".join(f"{s:.2f}x over {name}" for name, s in timing["speedups"].items())
+    return f"All {len(entries)} checks passed{speed}."
+
+
+def verdict(ev: Evidence, *, plan, limits) -> Verdict:
+    entries, first = checks.run_checks(ev)
+    flags = checks.run_flags(ev)
+    timing = _timing(ev)
+    status = first["status"] if first else VERIFIED
+    if status == VERIFIED and not ev.candidate_calls(TRIAL):
+        status, first = "error", {"name": "candidate_runs", "detail": "the candidate was never run", "status": "error"}
+    result = {
+        "harness_version": HARNESS_VERSION,
+        "status": status,
+        "reason": _reason(first, timing, entries),
+        "checks": entries,
+        "correctness": _correctness(ev, plan),
+        "flags": sorted(flags),
+        "flag_details": flags,
+        "kernels": _kernels(ev),
+        "static": ev.static,
+        "problem": {k: v for k, v in (ev.problem or {}).items() if k not in ("ok", "spec")},
+        "env": ev.env or {},
+        "sandbox": ev.sandbox,
+        "log_excerpt": ev.log_excerpt,
+    }
+    if timing:
+        result["timing"] = timing
+    return clean(result)

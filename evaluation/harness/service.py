@@ -1,0 +1,33 @@
+"""The request loop both sandboxed processes run, and how an exception becomes a reported fact."""
+
+import traceback
+
+from evaluation.harness.channel import Channel
+
+
+def error_facts(exc: BaseException) -> dict:
+    text = f"{type(exc).__name__}: {exc}"
+    lowered = text.lower()
+    return {
+        "type": type(exc).__name__,
+        "message": text[:2000],
+        "traceback": "".join(traceback.format_exception(exc))[-3000:],
+        "cuda": "cuda error" in lowered or "illegal memory access" in lowered or "device-side assert" in lowered
+                or type(exc).__name__ == "AcceleratorError",
+        "memory": isinstance(exc, MemoryError) or "out of memory" in lowered or "can't allocate memory" in lowered,
+    }
+
+
+def serve(channel: Channel, handlers: dict, state) -> None:
+    """Answer requests until `finish`; an exception in the harness's own code is reported, not hidden."""
+    while True:
+        request = channel.receive()
+        op = request.get("op")
+        try:
+            reply = handlers[op](state, request)
+        except BaseException as exc:
+            reply = {"ok": False, "harness_error": error_facts(exc)}
+        reply["nonce"] = request.get("nonce")
+        channel.send(reply)
+        if op == "finish":
+            return

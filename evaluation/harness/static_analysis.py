@@ -1,0 +1,137 @@
+"""What a candidate's source uses, read from its syntax tree (never from text, so a word in a
+string or a comment counts for nothing).
+
+These are facts for the verdict and the kernel page: custom CUDA or Triton kernels, streams,
+threads, processes, precision changes, try/except fallbacks, introspection of the interpreter,
+clocks, network, environment and files. Run-time checks decide the status; a fact never does.
+"""
+
+import ast
+
+# fact -> dotted names (after resolving imports and aliases); a name matches a pattern when it
+# equals it or lies under it ("torch.cuda.Stream" lies under "torch.cuda").
+PATTERNS = {
+    "custom_cuda": ("torch.utils.cpp_extension", "cupy.RawKernel", "cupy.RawModule", "torch.cuda.jiterator",
+                    "pycuda", "numba.cuda", "cuda.bindings", "cuda.core"),
+    "triton": ("triton",),
+    "streams": ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.current_stream", "torch.cuda.set_stream",
+                "torch.cuda.ExternalStream", "torch.cuda.default_stream"),
+    "cuda_graphs": ("torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables", "torch.cuda.graphs"),
+    "threads": ("threading", "_thread", "concurrent.futures"),
+    "processes": ("multiprocessing", "subprocess", "torch.multiprocessing", "os.fork", "os.system", "os.popen",
+                  "os.spawnl", "os.spawnv", "os.execv", "os.execl", "os.posix_spawn", "os.forkpty"),
+    "precision_changes": ("torch.float16", "torch.half", "torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2",
+                          "torch.autocast", "torch.cuda.amp", "torch.amp", "torch.cpu.amp", "torch.set_float32_matmul_precision",
+                          "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
+                          "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                          "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"),
+    "global_state": ("torch.backends", "torch.set_default_dtype", "torch.set_default_device", "torch.set_num_threads",
+                     "torch.use_deterministic_algorithms", "torch.set_default_tensor_type", "torch.set_flush_denormal"),
+    "introspection": ("gc", "inspect", "sys._getframe", "sys.modules", "sys.settrace", "sys.setprofile", "ctypes",
+                      "builtins", "threading.settrace", "threading.setprofile", "importlib"),
+    "clocks": ("time", "timeit", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.Event.elapsed_time"),
+    "network": ("socket", "urllib", "http", "requests", "httpx", "ftplib", "smtplib", "ssl", "aiohttp"),
+    "environment": ("os.environ", "os.getenv", "os.putenv", "os.unsetenv"),
+    "files": ("open", "pathlib", "shutil", "os.remove", "os.unlink", "os.open", "os.listdir", "os.walk", "io.open"),
+    "compilation": ("torch.compile", "torch.jit", "torch._dynamo", "torch._inductor"),
+}
+# Method names that change precision whatever they are called on.
+PRECISION_METHODS = {"half", "bfloat16"}
+INTROSPECTION_ATTRIBUTES = {"__code__", "__globals__", "__closure__", "__builtins__", "f_back", "f_locals", "f_globals",
+                            "gi_frame", "tb_frame", "__subclasses__"}
+
+
+def _dotted(node: ast.AST) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def _resolve(name: str, aliases: dict[str, str]) -> str:
+    head, _, rest = name.partition(".")
+    if head in aliases:
+        return aliases[head] + ("." + rest if rest else "")
+    return name
+
+
+def _matches(name: str, pattern: str) -> bool:
+    return name == pattern or name.startswith(pattern + ".")
+
+
+def _used_names(tree: ast.Module, aliases: dict[str, str]):
+    """(resolved dotted name, line) for every import, name and attribute chain in the tree."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                yield f"{node.module}.{alias.name}", node.lineno
+        elif isinstance(node, (ast.Attribute, ast.Name)):
+            dotted = _dotted(node)
+            if dotted:
+                yield _resolve(dotted, aliases), node.lineno
+
+
+def _fallbacks(tree: ast.Module) -> list[int]:
+    """Lines of try statements with a handler broad enough to hide a failing kernel."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try):
+            for handler in node.handlers:
+                caught = _dotted(handler.type) if handler.type is not None else None
+                if handler.type is None or caught in ("Exception", "BaseException", "RuntimeError"):
+                    lines.append(node.lineno)
+                    break
+    return lines
+
+
+def analyze(source: str) -> dict:
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        return {"parse_error": f"SyntaxError at line {exc.lineno}: {exc.msg}", "facts": {}, "defines_model_new": False}
+    aliases = _aliases(tree)
+    facts: dict[str, set[int]] = {name: set() for name in PATTERNS}
+    facts["try_except_fallbacks"] = set(_fallbacks(tree))
+    for name, line in _used_names(tree, aliases):
+        for fact, patterns in PATTERNS.items():
+            if any(_matches(name, p) for p in patterns):
+                facts[fact].add(line)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr in PRECISION_METHODS:
+                facts["precision_changes"].add(node.lineno)
+            if node.attr in INTROSPECTION_ATTRIBUTES:
+                facts["introspection"].add(node.lineno)
+        elif isinstance(node, ast.FunctionDef) and any(
+            _resolve(_dotted(d.func if isinstance(d, ast.Call) else d) or "", aliases).startswith("triton") for d in node.decorator_list
+        ):
+            facts["triton"].add(node.lineno)
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    found = {name: sorted(lines) for name, lines in facts.items() if lines}
+    if found.get("custom_cuda"):
+        language = "cuda"
+    elif found.get("triton"):
+        language = "triton"
+    else:
+        language = "pytorch"
+    return {"parse_error": None, "facts": found, "language": language, "defines_model_new": "ModelNew" in classes,
+            "classes": classes}

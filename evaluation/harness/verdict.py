@@ -1,0 +1,96 @@
+"""The verdict: the one schema shared by the CLI, the worker, the API and the pages.
+
+A verdict is plain JSON-able data. Its top-level keys are the contract; the platform stores the
+whole verdict and indexes a few of its figures (status, speedups, precision tier, flags).
+"""
+
+from typing import TypedDict
+
+# Bumped whenever a change could alter a verdict; evaluations are unique per version.
+HARNESS_VERSION = "1"
+
+VERIFIED = "verified"
+INCORRECT = "incorrect"
+REJECTED = "rejected"
+ERROR = "error"
+TIMEOUT = "timeout"
+CRASHED = "crashed"
+STATUSES = (VERIFIED, INCORRECT, REJECTED, ERROR, TIMEOUT, CRASHED)
+
+PRECISION_TIERS = ("exact-fp32", "tf32-level", "half-level")
+
+# The baselines a candidate is timed against, by the names the CLI and the verdict use.
+BASELINES = ("eager", "compile", "compile-ro", "cudagraph")
+
+
+class Check(TypedDict):
+    name: str
+    passed: bool
+    detail: str
+
+
+class Correctness(TypedDict, total=False):
+    trials: int
+    inputs_per_trial: int
+    checked_calls: int
+    checked_timed_calls: int
+    max_abs_error: float
+    max_rel_error: float
+    rel_l2_error: float
+    atol: float
+    rtol: float
+    error_measure: str
+    precision_tier: str
+    reference_precision: str
+    float32_reference_error: float
+    output_scale: float
+    inputs: list
+    shape_check: dict
+
+
+class Measurement(TypedDict):
+    median_ms: float
+    iqr_ms: float
+    samples: int
+
+
+class BaselineMeasurement(Measurement, total=False):
+    cached: bool  # taken from the baseline cache, not measured in this run
+
+
+class Timing(TypedDict, total=False):
+    method: str
+    candidate: Measurement
+    baselines: dict[str, BaselineMeasurement]
+    speedups: dict[str, float]
+    unavailable: dict[str, str]
+    candidate_ci_fraction: float
+    speed_of_light: dict
+    wall_clock: dict
+
+
+class KernelLaunch(TypedDict):
+    name: str
+    count: int
+
+
+class Kernels(TypedDict, total=False):
+    candidate: list[KernelLaunch]
+    reference: list[KernelLaunch]
+
+
+class Verdict(TypedDict, total=False):
+    harness_version: str
+    status: str
+    reason: str
+    checks: list[Check]
+    correctness: Correctness
+    timing: Timing
+    flags: list[str]
+    flag_details: dict[str, str]
+    kernels: Kernels
+    static: dict
+    problem: dict
+    env: dict
+    sandbox: dict
+    log_excerpt: str

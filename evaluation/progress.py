@@ -1,0 +1,37 @@
+"""Publishing an evaluation's progress to the pages that watch it, over the Channels layer.
+
+A page watching a run, a kernel or a leaderboard joins that group; every stage change of an
+evaluation (queued, building, checking, timing, done) is sent to the groups it belongs to.
+"""
+
+import logging
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+from kernels.events import candidate_group, evaluation_event, leaderboard_group, run_group
+
+logger = logging.getLogger(__name__)
+
+
+def groups_of(evaluation) -> list[str]:
+    candidate = evaluation.candidate
+    groups = [candidate_group(candidate.pk)]
+    if candidate.run_id:
+        groups.append(run_group(candidate.run_id))
+    if not evaluation.is_pending:
+        groups.append(leaderboard_group(evaluation.arch))
+    return groups
+
+
+def publish_evaluation(evaluation) -> None:
+    """Send the evaluation's current state; a broken layer is logged, never fails the job."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    message = {"type": "arena.event", "event": evaluation_event(evaluation)}
+    for group in groups_of(evaluation):
+        try:
+            async_to_sync(layer.group_send)(group, message)
+        except Exception:
+            logger.exception("could not publish evaluation %s to %s", evaluation.pk, group)

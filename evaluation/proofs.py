@@ -1,0 +1,106 @@
+"""Proof checks: a hack report's inputs run against its kernel; a kernel that breaks goes under review.
+
+No staff action is needed for that first step: the kernel leaves the leaderboard at once, staff
+are told by mail, and they confirm or reject the report. Every outcome is in the audit log.
+"""
+
+import logging
+
+import dramatiq
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.harness import verdict as harness_verdict
+from evaluation.queues import queue_for
+from kernels.curation import audit, curate_kernel
+from kernels.models import Curation, HackReport, ProofCheck
+
+logger = logging.getLogger(__name__)
+
+
+def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofCheck]:
+    from evaluation.actors import check_proof
+
+    checks = []
+    for arch in archs:
+        check, created = ProofCheck.objects.get_or_create(report=report, arch=arch)
+        if created:
+            queue = queue_for(arch)
+
+            def send(check_id=check.pk, queue=queue):
+                broker = dramatiq.get_broker()
+                broker.declare_queue(queue)
+                broker.enqueue(check_proof.message(check_id).copy(queue_name=queue))
+
+            transaction.on_commit(send)
+            checks.append(check)
+    return checks
+
+
+def proof_requested(sender, report: HackReport, archs: list[str], **kwargs) -> None:
+    """Signal receiver for kernels.signals.proof_check_requested."""
+    enqueue_proof_checks(report, archs)
+
+
+# What a proof check found, by the harness's status. A kernel wrong or caught cheating on the run
+# with the reporter's inputs breaks. An error, crash or timeout does not count against it: a proof
+# whose own get_inputs() raises ends the same way, and would otherwise let anyone take any kernel
+# off the leaderboard. Staff hear of those and look themselves.
+OUTCOMES = {
+    harness_verdict.VERIFIED: ProofCheck.Status.HOLDS,
+    harness_verdict.INCORRECT: ProofCheck.Status.BREAKS,
+    harness_verdict.REJECTED: ProofCheck.Status.BREAKS,
+}
+
+
+def record_proof_verdict(check: ProofCheck, verdict: dict) -> None:
+    """A kernel that breaks on the proof's inputs goes under review at once, and staff are told."""
+    report, candidate = check.report, check.report.candidate
+    check.status = OUTCOMES.get(verdict.get("status"), ProofCheck.Status.FAILED)
+    check.reason = verdict.get("reason", "")
+    check.verdict = verdict
+    check.finished_at = timezone.now()
+    breaks = check.status == ProofCheck.Status.BREAKS
+    with transaction.atomic():
+        check.save()
+        audit(actor=None, action=f"proof check {check.status}", target=report, detail=f"on {check.arch}: {check.reason}")
+        if breaks and candidate.curation in (Curation.LISTED, Curation.FEATURED):
+            curate_kernel(
+                candidate=candidate,
+                state=Curation.UNDER_REVIEW,
+                by=None,
+                reason=f"Hack report {report.pk}: on the reporter's inputs ({check.arch}) {check.reason}",
+            )
+    if check.status == ProofCheck.Status.HOLDS:
+        return
+    tell_staff(
+        subject=f"Kernel {candidate.pk} is under review: report {report.pk}'s proof breaks it"
+        if breaks
+        else f"Report {report.pk}'s proof could not be checked against kernel {candidate.pk}",
+        message=(
+            f"On {check.arch}, with the inputs of hack report {report.pk}, the harness said: {check.reason}\n"
+            f"Kernel: {settings.SITE_URL}{candidate.get_absolute_url()}\n"
+            + (
+                "Triage it in the admin: confirm (delist) or reject the report."
+                if breaks
+                else "The kernel stays listed: look at the proof, then triage the report in the admin."
+            )
+        ),
+    )
+
+
+def tell_staff(*, subject: str, message: str) -> int:
+    """Mail every active staff member with an address, and the configured ADMINS."""
+    staff = get_user_model().objects.filter(is_staff=True, is_active=True).exclude(email="")
+    recipients = sorted({user.email for user in staff} | {email for _, email in settings.ADMINS})
+    if not recipients:
+        logger.warning("no staff address to tell: %s", subject)
+        return 0
+    try:
+        return send_mail(subject, message, None, recipients)
+    except Exception:
+        logger.exception("could not mail staff: %s", subject)
+        return 0

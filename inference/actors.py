@@ -1,0 +1,208 @@
+"""The run loop: rounds of generate, extract, verify, learn, as a Dramatiq job on the inference queue.
+
+Round 1 sends the single-shot prompt; each later round sends the contrastive prompt built from
+the earlier candidates and their measured verdicts. Every delta is stored and published as it
+arrives. The loop stops at the round limit, when a kernel reaches the target speedup, when the
+requester cancels, or when the model fails.
+"""
+
+import logging
+import time
+
+import dramatiq
+from django.conf import settings
+from django.utils import timezone
+
+from inference.backends import get_backend
+from inference.backends.events import AnswerDelta, Error, Finished, ReasoningDelta
+from inference.extraction import extract_candidate
+from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
+from inference.queues import INFERENCE_QUEUE
+from inference.transcript import Transcript
+from kernels.models import Candidate, Evaluation, OptimizationRun, RunEvent
+from kernels.source import detect_language_of, source_hash
+
+logger = logging.getLogger(__name__)
+
+# How often the loop looks at the database for a cancel request or new verdicts.
+POLL_SECONDS = 0.5
+
+
+class Cancelled(Exception):
+    pass
+
+
+def _cancel_requested(run: OptimizationRun) -> bool:
+    return OptimizationRun.objects.filter(pk=run.pk, cancel_requested_at__isnull=False).exists()
+
+
+def _set_status(run: OptimizationRun, transcript: Transcript, status: str, *, error: str = "", round: int = 0) -> None:
+    run.status = status
+    run.error = error
+    fields = ["status", "error"]
+    if status in OptimizationRun.FINISHED:
+        run.finished_at = timezone.now()
+        fields.append("finished_at")
+    run.save(update_fields=fields)
+    transcript.status(round=round)
+
+
+def _cancel_check(run: OptimizationRun):
+    """A cheap `cancel` for the backend: it asks the database at most every POLL_SECONDS."""
+    last = {"at": time.monotonic(), "answer": False}
+
+    def cancelled() -> bool:
+        if not last["answer"] and time.monotonic() - last["at"] > POLL_SECONDS:
+            last["at"] = time.monotonic()
+            last["answer"] = _cancel_requested(run)
+        return last["answer"]
+
+    return cancelled
+
+
+def _generate(run, transcript, round_number, messages) -> str:
+    """Stream one model answer into the transcript; returns the answer text."""
+    backend = get_backend(run.backend, model=run.model_name or None)
+    cancelled = _cancel_check(run)
+    answer = []
+    for event in backend.stream(messages, cancel=cancelled):
+        if isinstance(event, ReasoningDelta):
+            transcript.append(RunEvent.Kind.REASONING, text=event.text, round=round_number)
+        elif isinstance(event, AnswerDelta):
+            answer.append(event.text)
+            transcript.append(RunEvent.Kind.ANSWER, text=event.text, round=round_number)
+        elif isinstance(event, Finished):
+            transcript.append(RunEvent.Kind.FINISHED, data=event.as_dict(), round=round_number)
+        elif isinstance(event, Error):
+            if cancelled():
+                raise Cancelled
+            raise RuntimeError(event.message)
+        if cancelled():
+            raise Cancelled
+    return "".join(answer)
+
+
+def _await_verdicts(run, candidate: Candidate) -> list[Evaluation]:
+    """Wait until every evaluation of the candidate has a verdict, or the verdict time limit."""
+    deadline = time.monotonic() + settings.INFERENCE_VERDICT_WAIT_S
+    while True:
+        evaluations = list(candidate.evaluations.all())
+        if evaluations and not any(e.is_pending for e in evaluations):
+            return evaluations
+        if time.monotonic() > deadline or _cancel_requested(run):
+            return evaluations
+        time.sleep(POLL_SECONDS)
+
+
+def _prior(candidate: Candidate, evaluations: list[Evaluation]) -> PriorCandidate:
+    return PriorCandidate(
+        code=candidate.code,
+        round=candidate.round,
+        verdicts=[
+            PriorVerdict(
+                arch=e.arch,
+                status=e.status,
+                speedup_eager=e.speedup_eager,
+                speedup_compile=e.speedup_compile,
+                reason=e.reason,
+            )
+            for e in evaluations
+        ],
+    )
+
+
+def _history(run: OptimizationRun) -> list[PriorCandidate]:
+    """What earlier rounds produced, with their verdicts: the contrastive prompt's material."""
+    return [
+        _prior(candidate, list(candidate.evaluations.all()))
+        for candidate in run.candidates.order_by("round", "pk").prefetch_related("evaluations")
+    ]
+
+
+def _best_speedup(run: OptimizationRun) -> float | None:
+    speedups = Evaluation.objects.filter(
+        candidate__run=run, status=Evaluation.Status.VERIFIED, speedup_eager__isnull=False
+    ).values_list("speedup_eager", flat=True)
+    return max(speedups, default=None)
+
+
+def _save_candidate(run, transcript, round_number, code) -> Candidate | None:
+    digest = source_hash(code)
+    existing = run.candidates.filter(source_hash=digest).first()
+    if existing is not None:
+        transcript.append(
+            RunEvent.Kind.NO_CANDIDATE,
+            text=f"The model repeated the candidate of round {existing.round}; it is not evaluated again.",
+            round=round_number,
+        )
+        return None
+    candidate = Candidate.objects.create(
+        problem=run.problem,
+        run=run,
+        origin=Candidate.Origin.MODEL,
+        origin_label=run.backend,
+        round=round_number,
+        code=code,
+        language=detect_language_of(code),
+        source_hash=digest,
+        submitted_by=run.requester,
+    )
+    transcript.append(
+        RunEvent.Kind.CANDIDATE,
+        text=code,
+        data={"candidate": candidate.pk, "language": candidate.language, "url": candidate.get_absolute_url()},
+        round=round_number,
+    )
+    return candidate
+
+
+def _round(run, transcript, round_number) -> None:
+    messages, template = render_prompt(run.problem.source, _history(run))
+    if not run.prompt_template:
+        run.prompt_template = template
+        run.save(update_fields=["prompt_template"])
+    transcript.append(
+        RunEvent.Kind.PROMPT, text=messages[-1]["content"], data={"template": template}, round=round_number
+    )
+    answer = _generate(run, transcript, round_number, messages)
+    extracted = extract_candidate(answer)
+    if extracted.code is None:
+        transcript.append(RunEvent.Kind.NO_CANDIDATE, text=extracted.message, round=round_number)
+    else:
+        candidate = _save_candidate(run, transcript, round_number, extracted.code)
+        if candidate is not None:
+            _set_status(run, transcript, OptimizationRun.Status.WAITING, round=round_number)
+            evaluations = _await_verdicts(run, candidate)
+            transcript.append(
+                RunEvent.Kind.VERDICTS,
+                data={"candidate": candidate.pk, "verdicts": [_prior(candidate, evaluations).as_dict()]},
+                round=round_number,
+            )
+    run.rounds_completed = round_number
+    run.save(update_fields=["rounds_completed"])
+
+
+@dramatiq.actor(queue_name=INFERENCE_QUEUE, max_retries=0, time_limit=settings.INFERENCE_RUN_TIME_LIMIT_MS)
+def run_optimization(run_id: int) -> None:
+    run = OptimizationRun.objects.select_related("problem").get(pk=run_id)
+    if run.is_finished:
+        return
+    transcript = Transcript(run)
+    run.started_at = run.started_at or timezone.now()
+    run.save(update_fields=["started_at"])
+    try:
+        for round_number in range(run.rounds_completed + 1, run.max_rounds + 1):
+            if _cancel_requested(run):
+                raise Cancelled
+            _set_status(run, transcript, OptimizationRun.Status.RUNNING, round=round_number)
+            _round(run, transcript, round_number)
+            best = _best_speedup(run)
+            if run.target_speedup is not None and best is not None and best >= run.target_speedup:
+                break
+        _set_status(run, transcript, OptimizationRun.Status.DONE, round=run.rounds_completed)
+    except Cancelled:
+        _set_status(run, transcript, OptimizationRun.Status.CANCELLED, round=run.rounds_completed)
+    except Exception as exc:
+        logger.exception("run %s failed", run_id)
+        transcript.append(RunEvent.Kind.ERROR, text=str(exc), round=run.rounds_completed)
+        _set_status(run, transcript, OptimizationRun.Status.FAILED, error=str(exc), round=run.rounds_completed)

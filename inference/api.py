@@ -1,0 +1,74 @@
+"""The runs API: start a run, read it, cancel it. Its live stream is the WebSocket /ws/runs/<id>/."""
+
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle, UserRateThrottle, AnonRateThrottle
+from drf_spectacular.utils import extend_schema
+
+from inference import services
+from kernels.models import OptimizationRun, Problem
+
+
+class RunSerializer(serializers.ModelSerializer):
+    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN))
+    max_rounds = serializers.IntegerField(min_value=1, max_value=20, default=2)
+    url = serializers.CharField(source="get_absolute_url", read_only=True)
+    stream = serializers.SerializerMethodField()
+    candidates = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+
+    class Meta:
+        model = OptimizationRun
+        fields = [
+            "id", "problem", "backend", "model_name", "status", "max_rounds", "rounds_completed", "target_speedup",
+            "prompt_template", "error", "created_at", "started_at", "finished_at", "url", "stream", "candidates",
+        ]
+        read_only_fields = ["status", "rounds_completed", "prompt_template", "error", "created_at", "started_at", "finished_at"]
+
+    def get_stream(self, run) -> str:
+        return f"/ws/runs/{run.pk}/"
+
+
+class RunViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """Optimization runs. Anyone may read a run; signed-in users start runs and list their own."""
+
+    serializer_class = RunSerializer
+    filterset_fields = ["status", "backend", "problem"]
+    throttle_scope = "runs"
+
+    def get_queryset(self):
+        runs = OptimizationRun.objects.prefetch_related("candidates").order_by("-created_at")
+        if self.action == "list":
+            if not self.request.user.is_authenticated:
+                return runs.none()
+            return runs if self.request.user.is_staff else runs.filter(requester=self.request.user)
+        return runs
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = services.start_run(
+                problem=data["problem"],
+                backend=data.get("backend", "builtin"),
+                model_name=data.get("model_name", ""),
+                requester=request.user,
+                max_rounds=data["max_rounds"],
+                target_speedup=data.get("target_speedup"),
+            )
+        except services.RunError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.get_serializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses=RunSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def cancel(self, request, pk=None):
+        """The requester or staff: stop the run at its next step."""
+        run = self.get_object()
+        if not services.can_control(run, user=request.user):
+            return Response({"detail": "Only whoever started this run, or staff, can cancel it."}, status=status.HTTP_403_FORBIDDEN)
+        return Response(self.get_serializer(services.cancel_run(run=run)).data)

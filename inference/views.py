@@ -1,0 +1,90 @@
+"""The demo: paste a module, start a run, and watch it stream."""
+
+from django.contrib import messages
+from django.http import Http404, HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect, render
+
+from inference import services
+from inference.forms import RunForm
+from kernels import selectors
+from kernels.models import OptimizationRun, Problem
+from kernels.services import submit_problem
+
+
+def _session_key(request) -> str:
+    if not request.session.session_key:
+        request.session.save()
+    return request.session.session_key
+
+
+def demo(request):
+    from inference.backends import backend_choices  # noqa: PLC0415  (the backends land with their own change)
+
+    backends = backend_choices()
+    if request.method == "POST":
+        form = RunForm(request.POST, backends=backends)
+        if form.is_valid():
+            user = request.user if request.user.is_authenticated else None
+            problem, created = submit_problem(source=form.cleaned_data["source"], submitted_by=user)
+            if not created:
+                messages.info(request, f"This module is {problem.label}; its verified kernels are listed below.")
+            run = services.start_run(
+                problem=problem,
+                backend=form.cleaned_data["backend"],
+                requester=user,
+                session_key=_session_key(request),
+                max_rounds=form.cleaned_data["max_rounds"],
+            )
+            return redirect(run)
+    else:
+        initial = {}
+        example = request.GET.get("example", "")
+        if example.isdigit():
+            problem = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN).filter(pk=int(example)).first()
+            if problem is not None:
+                initial["source"] = problem.source
+        form = RunForm(initial=initial, backends=backends)
+    return render(
+        request,
+        "inference/demo.html",
+        {
+            "form": form,
+            "examples": selectors.public_problems().filter(origin=Problem.Origin.KERNELBENCH).only("id", "level", "task", "title"),
+            "problem_count": selectors.public_problems().count(),
+        },
+    )
+
+
+def run_detail(request, pk):
+    try:
+        run = selectors.run_with_candidates(pk)
+    except OptimizationRun.DoesNotExist:
+        raise Http404("No such run.") from None
+    evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in run.candidates.all()}
+    transcript = selectors.run_transcript(run.pk)
+    for event in transcript:
+        if event["kind"] == "candidate":
+            event["evaluations"] = evaluations.get(event["data"].get("candidate"), [])
+    return render(
+        request,
+        "inference/run.html",
+        {
+            "run": run,
+            "transcript": transcript,
+            "known_kernels": selectors.verified_kernels_of(run.problem),
+            "can_cancel": not run.is_finished
+            and services.can_control(run, user=request.user, session_key=request.session.session_key or ""),
+        },
+    )
+
+
+def run_cancel(request, pk):
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    run = get_object_or_404(OptimizationRun, pk=pk)
+    if not services.can_control(run, user=request.user, session_key=request.session.session_key or ""):
+        messages.error(request, "Only whoever started this run (or staff) can cancel it.")
+    else:
+        services.cancel_run(run=run)
+        messages.info(request, "Cancelling: the run stops at its next step.")
+    return redirect(run)

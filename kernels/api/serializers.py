@@ -1,0 +1,135 @@
+"""API representations of problems, candidates, evaluations, reports and the leaderboard."""
+
+from rest_framework import serializers
+
+from kernels.models import Candidate, Claim, Evaluation, HackReport, Problem
+from kernels.validation import SourceError, validate_candidate, validate_problem, validate_proof_inputs
+
+
+def _validated(validate, value: str) -> str:
+    try:
+        validate(value)
+    except SourceError as exc:
+        raise serializers.ValidationError(exc.problems) from None
+    return value
+
+
+class ProblemSerializer(serializers.ModelSerializer):
+    label = serializers.CharField(read_only=True)
+    url = serializers.CharField(source="get_absolute_url", read_only=True)
+
+    class Meta:
+        model = Problem
+        fields = ["id", "label", "title", "origin", "level", "task", "degenerate", "degenerate_reason", "source", "url", "created_at"]
+        read_only_fields = ["title", "origin", "level", "task", "degenerate", "degenerate_reason", "created_at"]
+
+    def validate_source(self, value):
+        return _validated(validate_problem, value)
+
+
+class ClaimSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Claim
+        fields = ["source", "arch", "speedup_eager", "speedup_compile", "speedup_compile_ro", "speedup_cudagraph", "speedup_cudnn"]
+
+
+class EvaluationSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Evaluation
+        fields = [
+            "id", "candidate", "arch", "harness_version", "status", "stage", "reason", "worker",
+            "precision_tier", "max_abs_error", "max_rel_error", "candidate_ms",
+            "speedup_eager", "speedup_compile", "speedup_compile_ro", "speedup_cudagraph",
+            "flags", "env", "verdict", "attempts", "created_at", "started_at", "finished_at",
+        ]
+        read_only_fields = fields
+
+
+class CandidateSerializer(serializers.ModelSerializer):
+    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN))
+    claims = ClaimSerializer(many=True, read_only=True)
+    evaluations = EvaluationSerializer(many=True, read_only=True)
+    url = serializers.CharField(source="get_absolute_url", read_only=True)
+    download_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Candidate
+        fields = [
+            "id", "problem", "run", "round", "origin", "origin_label", "language", "code", "source_hash",
+            "curation", "curation_reason", "created_at", "url", "download_url", "claims", "evaluations",
+        ]
+        read_only_fields = [
+            "run", "round", "origin", "origin_label", "language", "source_hash", "curation", "curation_reason", "created_at",
+        ]
+
+    def get_download_url(self, candidate) -> str:
+        return f"/kernels/{candidate.pk}/download.py"
+
+    def validate_code(self, value):
+        return _validated(validate_candidate, value)
+
+
+class HackReportSerializer(serializers.ModelSerializer):
+    kernel = serializers.PrimaryKeyRelatedField(source="candidate", queryset=Candidate.objects.all())
+    proof_checks = serializers.SerializerMethodField()
+
+    class Meta:
+        model = HackReport
+        fields = ["id", "kernel", "category", "text", "proof_code", "status", "resolution", "created_at", "triaged_at", "proof_checks"]
+        read_only_fields = ["status", "resolution", "created_at", "triaged_at"]
+
+    def get_proof_checks(self, report) -> list[dict]:
+        return [{"arch": c.arch, "status": c.status, "reason": c.reason} for c in report.proof_checks.all()]
+
+    def validate_proof_code(self, value):
+        return _validated(validate_proof_inputs, value) if value.strip() else value
+
+
+class TriageSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["confirmed", "rejected", "duplicate"])
+    resolution = serializers.CharField(required=False, allow_blank=True, default="")
+    duplicate_of = serializers.PrimaryKeyRelatedField(queryset=HackReport.objects.all(), required=False, allow_null=True)
+
+
+class CurationSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=["listed", "featured", "hidden", "under_review", "delisted"])
+    reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    problem = serializers.IntegerField(source="candidate.problem_id")
+    problem_label = serializers.CharField(source="candidate.problem.label")
+    level = serializers.IntegerField(source="candidate.problem.level", allow_null=True)
+    task = serializers.IntegerField(source="candidate.problem.task", allow_null=True)
+    kernel = serializers.IntegerField(source="candidate_id")
+    evaluation = serializers.IntegerField(source="pk")
+    speedup_eager = serializers.FloatField(allow_null=True)
+    speedup_compile = serializers.FloatField(allow_null=True)
+    speedup_compile_ro = serializers.FloatField(allow_null=True)
+    speedup_cudagraph = serializers.FloatField(allow_null=True)
+    precision_tier = serializers.CharField()
+    flags = serializers.ListField(child=serializers.CharField())
+    origin = serializers.CharField(source="candidate.origin")
+    origin_label = serializers.CharField(source="candidate.origin_label")
+    finished_at = serializers.DateTimeField()
+
+
+class SummarySerializer(serializers.Serializer):
+    level = serializers.CharField(allow_null=True)
+    baseline = serializers.CharField()
+    problems = serializers.IntegerField()
+    verified = serializers.IntegerField()
+    beats = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    median = serializers.FloatField(allow_null=True)
+    geomean = serializers.FloatField(allow_null=True)
+    p25 = serializers.FloatField(allow_null=True)
+    p75 = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+
+
+class LeaderboardSerializer(serializers.Serializer):
+    arch = serializers.CharField()
+    harness_version = serializers.CharField()
+    summary = SummarySerializer(many=True)
+    rows = LeaderboardRowSerializer(many=True)

@@ -1,0 +1,181 @@
+"""The public REST API: thin views that validate, call one service or selector, and serialize."""
+
+import json
+
+from django.conf import settings
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action, api_view, permission_classes, throttle_classes
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, UserRateThrottle
+
+from evaluation.harness import HARNESS_VERSION
+from kernels import curation, leaderboard, services
+from kernels.api import serializers
+from kernels.models import Candidate, Curation, Evaluation, HackReport, Problem
+
+
+class IsStaff(permissions.BasePermission):
+    def has_permission(self, request, view):
+        return bool(request.user and request.user.is_staff)
+
+
+class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """KernelBench and pasted problems. POST a module to add one (the same module twice is one problem)."""
+
+    serializer_class = serializers.ProblemSerializer
+    filterset_fields = ["level", "origin", "degenerate"]
+    ordering_fields = ["level", "task", "created_at"]
+    throttle_scope = "submissions"
+
+    def get_queryset(self):
+        problems = Problem.objects.order_by("level", "task", "id")
+        return problems if self.request.user.is_staff else problems.exclude(visibility=Problem.Visibility.HIDDEN)
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        problem, created = services.submit_problem(source=serializer.validated_data["source"], submitted_by=request.user)
+        return Response(
+            self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+
+class CandidateViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Candidates and kernels. POST {problem, code} to submit one; it is evaluated on every live architecture."""
+
+    serializer_class = serializers.CandidateSerializer
+    filterset_fields = ["problem", "run", "origin", "origin_label", "language", "curation"]
+    ordering_fields = ["created_at"]
+    throttle_scope = "submissions"
+
+    def get_queryset(self):
+        candidates = Candidate.objects.select_related("problem").prefetch_related("claims", "evaluations")
+        return candidates if self.request.user.is_staff else candidates.exclude(curation=Curation.HIDDEN)
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
+
+    def create(self, request, *args, **kwargs):
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        candidate, created = services.submit_candidate(
+            problem=serializer.validated_data["problem"], code=serializer.validated_data["code"], submitted_by=request.user
+        )
+        return Response(
+            self.get_serializer(candidate).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        )
+
+    @extend_schema(request=serializers.CurationSerializer, responses=serializers.CandidateSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsStaff])
+    def curate(self, request, pk=None):
+        """Staff: list, feature, hide, put under review or delist (with a public reason) a kernel."""
+        candidate = self.get_object()
+        serializer = serializers.CurationSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            curation.curate_kernel(candidate=candidate, by=request.user, **serializer.validated_data)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.get_serializer(candidate).data)
+
+    @extend_schema(request=None, responses={202: OpenApiResponse(description="Re-verification enqueued")})
+    @action(detail=True, methods=["post"], permission_classes=[IsStaff])
+    def reverify(self, request, pk=None):
+        """Staff: evaluate the kernel again on every live architecture under the current harness."""
+        curation.request_reverification(candidates=[self.get_object()], by=request.user)
+        return Response({"detail": "Re-verification enqueued."}, status=status.HTTP_202_ACCEPTED)
+
+
+class EvaluationViewSet(viewsets.ReadOnlyModelViewSet):
+    """Verdicts: one per candidate, architecture and harness version, with every measurement."""
+
+    serializer_class = serializers.EvaluationSerializer
+    filterset_fields = ["candidate", "arch", "status", "harness_version", "precision_tier"]
+    ordering_fields = ["created_at", "speedup_eager", "speedup_compile"]
+
+    def get_queryset(self):
+        evaluations = Evaluation.objects.order_by("-created_at")
+        return evaluations if self.request.user.is_staff else evaluations.exclude(candidate__curation=Curation.HIDDEN)
+
+
+class HackReportViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Reward-hack reports. Signed-in users file them and see their own; staff see and triage all."""
+
+    serializer_class = serializers.HackReportSerializer
+    queryset = HackReport.objects.none()
+    permission_classes = [permissions.IsAuthenticated]
+    filterset_fields = ["status", "category", "candidate"]
+    throttle_scope = "reports"
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return self.queryset
+        reports = HackReport.objects.prefetch_related("proof_checks").order_by("-created_at")
+        return reports if self.request.user.is_staff else reports.filter(reporter=self.request.user)
+
+    def get_throttles(self):
+        return [ScopedRateThrottle()] if self.action == "create" else [UserRateThrottle()]
+
+    def perform_create(self, serializer):
+        data = serializer.validated_data
+        serializer.instance = services.file_hack_report(
+            candidate=data["candidate"],
+            reporter=self.request.user,
+            category=data["category"],
+            text=data["text"],
+            proof_code=data.get("proof_code", ""),
+        )
+
+    @extend_schema(request=serializers.TriageSerializer, responses=serializers.HackReportSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsStaff])
+    def triage(self, request, pk=None):
+        """Staff: confirm (delists the kernel), reject, or mark a duplicate."""
+        report = self.get_object()
+        serializer = serializers.TriageSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            curation.triage_report(report=report, by=request.user, **serializer.validated_data)
+        except ValueError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(self.get_serializer(report).data)
+
+
+@extend_schema(responses=serializers.LeaderboardSerializer)
+@api_view(["GET"])
+@permission_classes([permissions.AllowAny])
+def leaderboard_view(request, arch: str):
+    """The best verified kernel per problem on one architecture, and the summary statistics."""
+    rows = leaderboard.best_per_problem(arch)
+    data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": leaderboard.summary_table(arch, rows=rows), "rows": rows}
+    return Response(serializers.LeaderboardSerializer(data).data)
+
+
+@extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
+@api_view(["GET"])
+@permission_classes([permissions.AllowAny])
+@throttle_classes([AnonRateThrottle, UserRateThrottle])
+def leaderboard_export(request, arch: str):
+    """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `arena`."""
+    lines = leaderboard.export_lines(arch, site_url=settings.SITE_URL)
+    body = "".join(json.dumps(line) + "\n" for line in lines)
+    response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="kernel-arena-{arch}.jsonl"'
+    return response
+
+
+@extend_schema(responses={(200, "text/x-python"): OpenApiResponse(description="The kernel's code, byte for byte")})
+@api_view(["GET"])
+@permission_classes([permissions.AllowAny])
+def kernel_download(request, pk: int):
+    """A kernel's `.py` file."""
+    queryset = Candidate.objects.all() if request.user.is_staff else Candidate.objects.exclude(curation=Curation.HIDDEN)
+    candidate = get_object_or_404(queryset, pk=pk)
+    response = HttpResponse(candidate.code.encode(), content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="kernel_{candidate.pk}.py"'
+    return response

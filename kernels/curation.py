@@ -1,0 +1,118 @@
+"""Curation: what staff do to kernels, problems and reports, each written to the audit log.
+
+Every function here is the one way its action happens, from the admin, the pages and the API
+alike, so the audit log is complete.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.harness import HARNESS_VERSION
+from kernels.models import AuditEntry, Candidate, Curation, Evaluation, HackReport, Problem
+from kernels.selectors import outdated_kernels
+from kernels.signals import proof_check_requested, reverification_requested
+
+
+def audit(*, actor, action: str, target, detail: str = "") -> AuditEntry:
+    return AuditEntry.objects.create(
+        actor=actor if actor is not None and actor.is_authenticated else None,
+        action=action,
+        target_type=target._meta.model_name,
+        target_id=target.pk,
+        detail=detail,
+    )
+
+
+@transaction.atomic
+def curate_kernel(*, candidate: Candidate, state: str, by, reason: str = "") -> Candidate:
+    previous = candidate.curation
+    candidate.curate(state=state, by=by if by is not None and by.is_authenticated else None, reason=reason)
+    audit(actor=by, action=f"kernel {state}", target=candidate, detail=f"was {previous}. {reason}".strip())
+    return candidate
+
+
+@transaction.atomic
+def set_problem_visibility(*, problem: Problem, visibility: str, by) -> Problem:
+    if visibility not in Problem.Visibility.values:
+        raise ValueError(f"Unknown visibility {visibility!r}; choose one of {', '.join(Problem.Visibility.values)}.")
+    previous, problem.visibility = problem.visibility, visibility
+    problem.save(update_fields=["visibility"])
+    audit(actor=by, action=f"problem {visibility}", target=problem, detail=f"was {previous}")
+    return problem
+
+
+@transaction.atomic
+def set_problem_in_statistics(*, problem: Problem, counted: bool, by) -> Problem:
+    problem.counts_in_statistics = counted
+    problem.save(update_fields=["counts_in_statistics"])
+    audit(actor=by, action="problem counted in statistics" if counted else "problem kept out of statistics", target=problem)
+    return problem
+
+
+def request_reverification(*, candidates, by=None, reason: str = "staff request") -> int:
+    """Evaluate the candidates again on every live architecture under the current harness."""
+    candidates = list(candidates)
+    with transaction.atomic():
+        for candidate in candidates:
+            audit(actor=by, action="kernel re-verification", target=candidate, detail=reason)
+        Evaluation.objects.filter(candidate__in=candidates, harness_version=HARNESS_VERSION).exclude(
+            status__in=Evaluation.PENDING
+        ).delete()
+    reverification_requested.send(sender=Candidate, candidates=candidates)
+    return len(candidates)
+
+
+def request_outdated_reverification(*, candidates, by) -> list[Candidate]:
+    """After a harness change: send the listed kernels among `candidates` that lack a verdict of the
+    current harness where they were verified before to the live architectures' bulk queues. Kernels
+    with an evaluation of the current harness there, pending or done, are left alone."""
+    plan = outdated_kernels(candidates=candidates)
+    kernels = sorted({kernel for kernels in plan.values() for kernel in kernels}, key=lambda kernel: kernel.pk)
+    with transaction.atomic():
+        for arch, outdated in plan.items():
+            for kernel in outdated:
+                audit(actor=by, action="kernel re-verification", target=kernel, detail=f"no verdict of harness {HARNESS_VERSION} on {arch}")
+    reverification_requested.send(sender=Candidate, candidates=kernels)
+    return kernels
+
+
+@transaction.atomic
+def triage_report(*, report: HackReport, status: str, by, resolution: str = "", duplicate_of=None) -> HackReport:
+    """Staff's decision on a report; a confirmed hack delists the kernel with the resolution as reason."""
+    if status not in (HackReport.Status.CONFIRMED, HackReport.Status.REJECTED, HackReport.Status.DUPLICATE):
+        raise ValueError("A report is confirmed, rejected or marked duplicate.")
+    if status == HackReport.Status.DUPLICATE and duplicate_of is None:
+        raise ValueError("Name the report this one duplicates.")
+    if status == HackReport.Status.CONFIRMED and not (resolution or report.text):
+        raise ValueError("A confirmed hack needs a resolution: it is shown publicly as the reason.")
+    report.status = status
+    report.resolution = resolution or report.resolution
+    report.duplicate_of = duplicate_of if status == HackReport.Status.DUPLICATE else None
+    report.triaged_by = by
+    report.triaged_at = timezone.now()
+    report.save()
+    audit(actor=by, action=f"report {status}", target=report, detail=report.resolution)
+    if status == HackReport.Status.CONFIRMED:
+        curate_kernel(candidate=report.candidate, state=Curation.DELISTED, by=by, reason=report.resolution or report.text)
+    elif status == HackReport.Status.REJECTED and report.candidate.curation == Curation.UNDER_REVIEW:
+        if not report.candidate.hack_reports.filter(status=HackReport.Status.OPEN).exists():
+            curate_kernel(candidate=report.candidate, state=Curation.LISTED, by=by, reason="Report rejected.")
+    return report
+
+
+def listed_architectures(candidate: Candidate) -> list[str]:
+    """Where the kernel is on the leaderboard: its verified architectures under the current harness."""
+    return sorted(
+        set(
+            candidate.evaluations.filter(
+                status=Evaluation.Status.VERIFIED, harness_version=HARNESS_VERSION
+            ).values_list("arch", flat=True)
+        )
+    )
+
+
+def request_proof_check(report: HackReport) -> list[str]:
+    archs = listed_architectures(report.candidate)
+    if report.proof_code.strip() and archs:
+        transaction.on_commit(lambda: proof_check_requested.send(sender=HackReport, report=report, archs=archs))
+    return archs

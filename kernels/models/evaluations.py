@@ -1,0 +1,110 @@
+"""Evaluations: one verdict of one candidate on one architecture, with all its measurements.
+
+The whole verdict is kept as the harness wrote it; the figures the leaderboard sorts and
+filters on are copied into columns.
+"""
+
+from django.db import models
+from django.utils import timezone
+
+from evaluation.harness import verdict as harness_verdict
+
+
+class Evaluation(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        VERIFIED = harness_verdict.VERIFIED, "Verified"
+        INCORRECT = harness_verdict.INCORRECT, "Incorrect"
+        REJECTED = harness_verdict.REJECTED, "Rejected"
+        ERROR = harness_verdict.ERROR, "Error"
+        TIMEOUT = harness_verdict.TIMEOUT, "Timed out"
+        CRASHED = harness_verdict.CRASHED, "Crashed"
+        FAILED = "failed", "Not evaluated (infrastructure failure)"
+
+    PENDING = (Status.QUEUED, Status.RUNNING)
+
+    class Stage(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        BUILDING = "building", "Building"
+        CHECKING = "checking", "Checking"
+        TIMING = "timing", "Timing"
+        DONE = "done", "Done"
+
+    candidate = models.ForeignKey("kernels.Candidate", on_delete=models.CASCADE, related_name="evaluations")
+    arch = models.CharField(max_length=32, db_index=True, help_text="Architecture key, e.g. h100, a100, cpu")
+    harness_version = models.CharField(max_length=32)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.QUEUED)
+    reason = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True, help_text="The worker that ran it (host, device)")
+
+    verdict = models.JSONField(default=dict, blank=True)
+    precision_tier = models.CharField(max_length=16, blank=True)
+    max_abs_error = models.FloatField(null=True, blank=True)
+    max_rel_error = models.FloatField(null=True, blank=True)
+    candidate_ms = models.FloatField(null=True, blank=True, help_text="Median time of the candidate")
+    speedup_eager = models.FloatField(null=True, blank=True)
+    speedup_compile = models.FloatField(null=True, blank=True)
+    speedup_compile_ro = models.FloatField(null=True, blank=True)
+    speedup_cudagraph = models.FloatField(null=True, blank=True)
+    flags = models.JSONField(default=list, blank=True)
+    env = models.JSONField(default=dict, blank=True, help_text="Environment fingerprint: GPU, driver, CUDA, torch")
+    log_excerpt = models.TextField(blank=True)
+
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["candidate", "arch", "harness_version"], name="evaluation_unique_per_arch_and_version"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(speedup_eager__isnull=True) | models.Q(speedup_eager__gt=0),
+                name="evaluation_speedup_eager_positive",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status="verified") | models.Q(finished_at__isnull=False),
+                name="evaluation_verified_is_finished",
+            ),
+        ]
+        indexes = [models.Index(fields=["arch", "status", "harness_version"])]
+
+    def __str__(self):
+        return f"{self.candidate} on {self.arch}: {self.status}"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status in self.PENDING
+
+    def record_verdict(self, verdict: harness_verdict.Verdict, *, worker: str = "") -> None:
+        """Store a harness verdict and copy out the figures the pages sort and filter on."""
+        if verdict.get("status") not in harness_verdict.STATUSES:
+            raise ValueError(f"A verdict's status must be one of {harness_verdict.STATUSES}, not {verdict.get('status')!r}.")
+        correctness = verdict.get("correctness") or {}
+        timing = verdict.get("timing") or {}
+        speedups = timing.get("speedups") or {}
+        candidate_timing = timing.get("candidate") or {}
+        self.verdict = verdict
+        self.status = verdict["status"]
+        self.stage = self.Stage.DONE
+        self.reason = verdict.get("reason", "")
+        self.precision_tier = correctness.get("precision_tier", "") or ""
+        self.max_abs_error = correctness.get("max_abs_error")
+        self.max_rel_error = correctness.get("max_rel_error")
+        self.candidate_ms = candidate_timing.get("median_ms")
+        self.speedup_eager = speedups.get("eager")
+        self.speedup_compile = speedups.get("compile")
+        self.speedup_compile_ro = speedups.get("compile-ro")
+        self.speedup_cudagraph = speedups.get("cudagraph")
+        self.flags = list(verdict.get("flags") or [])
+        self.env = verdict.get("env") or {}
+        self.log_excerpt = verdict.get("log_excerpt", "") or ""
+        if worker:
+            self.worker = worker
+        self.finished_at = timezone.now()
+        self.save()

@@ -1,0 +1,12 @@
+"""Signals the kernels app sends for work other apps do (it may not import them).
+
+reverification_requested(sender=Candidate, candidates, priority): evaluate these again on every
+  live architecture, under the current harness.
+proof_check_requested(sender=HackReport, report, archs): run the report's proof inputs against its
+  kernel on these architectures.
+"""
+
+from django.dispatch import Signal
+
+reverification_requested = Signal()
+proof_check_requested = Signal()

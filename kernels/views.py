@@ -1,0 +1,118 @@
+"""Pages: thin views over the selectors and services."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+
+from kernels import leaderboard, selectors, services
+from kernels.bundles import bundle, kernel_filename
+from kernels.forms import HackReportForm
+from kernels.models import Candidate, Curation, Problem
+from kernels.presentation import highlighted_diff, highlighted_python
+
+
+def problem_list(request):
+    level = request.GET.get("level")
+    try:
+        level = int(level) if level else None
+    except ValueError:
+        level = None
+    problems = selectors.public_problems(level=level)
+    return render(
+        request,
+        "kernels/problem_list.html",
+        {"problems": problems, "levels": selectors.problem_levels(), "level": level},
+    )
+
+
+def problem_detail(request, pk):
+    problem = get_object_or_404(Problem, pk=pk)
+    if problem.visibility == Problem.Visibility.HIDDEN and not request.user.is_staff:
+        raise Http404("This problem is hidden.")
+    return render(
+        request,
+        "kernels/problem_detail.html",
+        {
+            "problem": problem,
+            "reference": highlighted_python(problem.source),
+            "candidates": selectors.public_candidates_of(problem),
+        },
+    )
+
+
+def problem_source(request, pk):
+    problem = get_object_or_404(Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN), pk=pk)
+    return HttpResponse(problem.source.encode(), content_type="text/x-python; charset=utf-8")
+
+
+def _visible_candidate(request, pk) -> Candidate:
+    candidate = get_object_or_404(Candidate.objects.select_related("problem"), pk=pk)
+    if candidate.curation == Curation.HIDDEN and not request.user.is_staff:
+        raise Http404("This kernel is hidden.")
+    return candidate
+
+
+def candidate_detail(request, pk):
+    candidate = _visible_candidate(request, pk)
+    return render(
+        request,
+        "kernels/candidate_detail.html",
+        {
+            "candidate": candidate,
+            "code": highlighted_python(candidate.code),
+            "diff": highlighted_diff(candidate.problem.source, candidate.code),
+            "evaluations": selectors.evaluations_of(candidate),
+            "report_form": HackReportForm(),
+        },
+    )
+
+
+def candidate_download(request, pk):
+    candidate = _visible_candidate(request, pk)
+    response = HttpResponse(candidate.code.encode(), content_type="text/x-python; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{kernel_filename(candidate)}"'
+    return response
+
+
+def candidate_bundle(request, pk):
+    candidate = _visible_candidate(request, pk)
+    data = bundle(candidate, page_url=request.build_absolute_uri(candidate.get_absolute_url()))
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{kernel_filename(candidate).removesuffix(".py")}.zip"'
+    return response
+
+
+@login_required
+def report_hack(request, pk):
+    candidate = _visible_candidate(request, pk)
+    form = HackReportForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        services.file_hack_report(candidate=candidate, reporter=request.user, **form.cleaned_data)
+        messages.success(request, "Thank you: the report is filed, and staff will triage it.")
+        return redirect(candidate)
+    return render(request, "kernels/report_hack.html", {"candidate": candidate, "form": form})
+
+
+def leaderboard_index(request):
+    archs = leaderboard.leaderboard_archs()
+    if archs:
+        return redirect("kernels:leaderboard", arch=archs[0])
+    return render(request, "kernels/leaderboard.html", {"archs": [], "arch": None})
+
+
+def leaderboard_arch(request, arch):
+    rows = leaderboard.best_per_problem(arch)
+    filters = selectors.LeaderboardFilters.from_query(request.GET)
+    return render(
+        request,
+        "kernels/leaderboard.html",
+        {
+            "archs": leaderboard.leaderboard_archs(),
+            "arch": arch,
+            "summary": leaderboard.summary_table(arch, rows=rows),
+            "rows": filters.apply(rows),
+            "filters": filters,
+            "chart": leaderboard.distribution(rows),
+        },
+    )

@@ -1,0 +1,117 @@
+"""Schemathesis against the running server: no 5xx, and every documented response matches the schema.
+
+The server is the browser tests' (daphne on the test database), started without its embedded
+workers so that the generated candidates and runs are stored but not evaluated, and with rates
+high enough that writes are exercised rather than throttled. Path and body ids are drawn in part
+from objects that exist, so detail pages, curation and triage are reached, not only 404s.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+
+from evaluation.harness import HARNESS_VERSION
+from kernels.models import AuditEntry, Evaluation, HackReport, OptimizationRun, Problem
+from tests.e2e.conftest import arena_server, static_root  # noqa: F401  (the real server, reused)
+from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
+
+CHECKS = "not_a_server_error,response_schema_conformance"
+# Examples per operation, for each of the two callers: about two minutes in all on a small CI machine.
+MAX_EXAMPLES = 15
+SEED = 20_241
+
+
+@pytest.fixture
+def api_server(request, monkeypatch):
+    monkeypatch.setenv("ARENA_EMBEDDED_WORKER", "false")
+    for scope in ("ANON", "USER", "RUNS", "SUBMISSIONS", "REPORTS"):
+        monkeypatch.setenv(f"ARENA_THROTTLE_{scope}", "100000/min")
+    return request.getfixturevalue("arena_server")
+
+
+@pytest.fixture
+def known_objects():
+    """Two kernels verified on cpu, a report against one, and a run: ids worth generating."""
+    owner = get_user_model().objects.create_user("owner", "owner@example.org", "pw-owner-123")
+    kernels = [make_candidate(scale=scale) for scale in (2, 3)]
+    for kernel in kernels:
+        Evaluation.objects.create(
+            candidate=kernel, arch="cpu", harness_version=HARNESS_VERSION, status="verified",
+            speedup_eager=1.5, finished_at=timezone.now(),
+        )
+    report = HackReport.objects.create(candidate=kernels[0], reporter=owner, category="caching", text="stale output")
+    run = OptimizationRun.objects.create(problem=kernels[0].problem, requester=owner)
+    return {
+        "id": sorted({k.pk for k in kernels} | {k.problem_id for k in kernels} | {report.pk, run.pk}),
+        "problem": [k.problem_id for k in kernels],
+        "kernel": [k.pk for k in kernels],
+        "report": [report.pk],
+        "arch": ["cpu"],
+        "source": [PROBLEM_SOURCE.format(scale=scale) for scale in (5, 7)],
+        "code": [CANDIDATE_SOURCE.format(scale=scale) for scale in (2, 5)],
+        "proof": ["import torch\ndef get_inputs():\n    return [torch.ones(8)]\n"],
+    }
+
+
+def token_for(username: str, **fields) -> str:
+    user = get_user_model().objects.create_user(username, f"{username}@example.org", f"pw-{username}-123", **fields)
+    return Token.objects.create(user=user).key
+
+
+def config_file(path, known: dict) -> str:
+    """Bind path and body parameters to known values half of the time."""
+    lines = ["[dictionaries]"]
+    lines += [f"{name} = {{ values = {json.dumps(values)} }}" for name, values in known.items()]
+    lines += ["", "[parameters]"]
+    bindings = {
+        "path.id": "id", "path.arch": "arch", "query.problem": "problem", "query.candidate": "kernel",
+        "body.problem": "problem", "body.kernel": "kernel", "body.duplicate_of": "report",
+        "body.source": "source", "body.code": "code", "body.proof_code": "proof",
+    }
+    lines += [f'"{key}" = {{ dictionary = "{name}", probability = 0.5 }}' for key, name in bindings.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def schemathesis(base_url: str, token: str, config: str, workdir) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            sys.executable, "-m", "schemathesis.cli", "--config-file", config, "run", f"{base_url}/api/schema/",
+            "--url", base_url,
+            "--checks", CHECKS,
+            "--max-examples", str(MAX_EXAMPLES),
+            "--seed", str(SEED),
+            "--workers", "1",
+            "--phases", "examples,coverage,fuzzing",
+            "--header", f"Authorization: Token {token}",
+            "--request-timeout", "30",
+            "--generation-database", "none",
+            "--no-color",
+            "--report", "junit", "--report-junit-path", str(workdir / "junit.xml"),
+        ],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("who", ["user", "staff"])
+def test_the_api_answers_every_generated_request_within_its_schema(api_server, known_objects, tmp_path, who):
+    token = token_for(f"fuzz-{who}", is_staff=who == "staff")
+    config = config_file(tmp_path / "schemathesis.toml", known_objects)
+    result = schemathesis(api_server, token, config, tmp_path)
+    assert result.returncode == 0, result.stdout[-12_000:] + result.stderr[-3_000:]
+    # The generated writes got through too, not only their validation errors.
+    fuzzer = get_user_model().objects.get(username=f"fuzz-{who}")
+    assert Problem.objects.filter(submitted_by=fuzzer).exists()
+    assert HackReport.objects.filter(reporter=fuzzer).exists()
+    if who == "staff":
+        assert AuditEntry.objects.filter(actor=fuzzer).exists()

@@ -1,0 +1,115 @@
+"""Settings come from the environment: embedded defaults, service switches, and loud failures."""
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.conftest import REPO
+
+PROBE = """
+import json
+from django.conf import settings
+print(json.dumps({
+    "engine": settings.DATABASES["default"]["ENGINE"],
+    "db_name": str(settings.DATABASES["default"]["NAME"]),
+    "broker": settings.DRAMATIQ_BROKER["BROKER"],
+    "broker_options": settings.DRAMATIQ_BROKER["OPTIONS"],
+    "layer": settings.CHANNEL_LAYERS["default"]["BACKEND"],
+    "layer_config": settings.CHANNEL_LAYERS["default"].get("CONFIG", {}),
+    "debug": settings.DEBUG,
+    "embedded_worker": settings.EMBEDDED_WORKER,
+    "secret_len": len(settings.SECRET_KEY),
+}))
+"""
+
+SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_DEBUG", "ARENA_MODE", "ARENA_ROLE", "ALLOWED_HOSTS")
+
+
+def load_settings(tmp_path, **variables):
+    env = {key: value for key, value in os.environ.items() if key not in SERVICE_VARIABLES}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", ARENA_VAR_DIR=str(tmp_path / "var"), **variables)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def loaded(tmp_path, **variables) -> dict:
+    result = load_settings(tmp_path, **variables)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_nothing_set_means_embedded_sqlite_stub_broker_and_in_memory_layer(tmp_path):
+    settings = loaded(tmp_path)
+    assert settings["engine"] == "django.db.backends.sqlite3"
+    assert settings["db_name"] == str(tmp_path / "var" / "db.sqlite3")
+    assert settings["broker"] == "dramatiq.brokers.stub.StubBroker"
+    assert settings["layer"] == "channels.layers.InMemoryChannelLayer"
+    assert settings["debug"] is False
+    assert settings["embedded_worker"] is True
+
+
+def test_embedded_secret_key_is_generated_once_and_kept(tmp_path):
+    loaded(tmp_path)
+    key_file = tmp_path / "var" / "secret_key"
+    first = key_file.read_text()
+    loaded(tmp_path)
+    assert key_file.read_text() == first
+    assert len(first) >= 50
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+
+
+def test_database_url_switches_to_postgresql(tmp_path):
+    settings = loaded(tmp_path, DATABASE_URL="postgres://arena:pw@db.example:5432/arena")
+    assert settings["engine"] == "django.db.backends.postgresql"
+    assert settings["db_name"] == "arena"
+
+
+def test_redis_url_switches_broker_and_channel_layer_to_redis(tmp_path):
+    settings = loaded(tmp_path, REDIS_URL="redis://cache.example:6379/2")
+    assert settings["broker"] == "dramatiq.brokers.redis.RedisBroker"
+    assert settings["broker_options"]["url"] == "redis://cache.example:6379/2"
+    assert settings["layer"] == "channels_redis.core.RedisChannelLayer"
+    assert settings["layer_config"]["hosts"] == ["redis://cache.example:6379/2"]
+    assert settings["embedded_worker"] is False
+
+
+def test_debug_is_on_only_when_asked(tmp_path):
+    assert loaded(tmp_path, DJANGO_DEBUG="true")["debug"] is True
+    assert loaded(tmp_path, DJANGO_DEBUG="false")["debug"] is False
+
+
+PRODUCTION = {
+    "ARENA_MODE": "production",
+    "DATABASE_URL": "postgres://arena@db:5432/arena",
+    "REDIS_URL": "redis://redis:6379/0",
+    "ALLOWED_HOSTS": "arena.example",
+}
+
+
+def test_production_web_without_secret_key_fails_at_start_with_a_clear_message(tmp_path):
+    result = load_settings(tmp_path, **PRODUCTION)
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set" in result.stderr
+    assert not (tmp_path / "var" / "secret_key").exists()
+
+
+def test_production_without_database_url_fails_at_start(tmp_path):
+    variables = dict(PRODUCTION, SECRET_KEY="x" * 50)
+    del variables["DATABASE_URL"]
+    result = load_settings(tmp_path, **variables)
+    assert result.returncode != 0
+    assert "DATABASE_URL is not set" in result.stderr
+
+
+def test_production_worker_runs_with_only_database_and_redis_urls(tmp_path):
+    settings = loaded(tmp_path, ARENA_ROLE="worker", **PRODUCTION)
+    assert settings["engine"] == "django.db.backends.postgresql"
+    assert settings["secret_len"] >= 50
+
+
+def test_unknown_mode_is_refused(tmp_path):
+    result = load_settings(tmp_path, ARENA_MODE="prod")
+    assert result.returncode != 0
+    assert "ARENA_MODE is 'prod'" in result.stderr

@@ -1,0 +1,58 @@
+"""Fixtures shared by the whole suite: the real services, and KernelBench data.
+
+Tests that need PostgreSQL or Redis use the real servers. Outside CI they skip when a server
+is unreachable; in CI (CI=true) an unreachable server fails the test instead.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+RELEASE_DIR = REPO / "data" / "cuda-l1"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+TEST_REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/15"
+
+
+def unavailable(what: str):
+    """Skip outside CI; in CI the service must be there, so fail."""
+    if IN_CI:
+        pytest.fail(f"{what} is unreachable, and CI must run this test against it.")
+    pytest.skip(f"{what} is unreachable")
+
+
+@pytest.fixture
+def redis_url():
+    import redis
+
+    client = redis.Redis.from_url(TEST_REDIS_URL, socket_connect_timeout=2)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError:
+        unavailable(f"Redis at {TEST_REDIS_URL}")
+    client.flushdb()
+    yield TEST_REDIS_URL
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def h100_release():
+    return RELEASE_DIR / "h100.jsonl.gz"
+
+
+@pytest.fixture(autouse=True)
+def _static_files_without_collectstatic(settings, tmp_path_factory):
+    """Pages render in tests without a collectstatic run; production keeps the hashed manifest."""
+    settings.STATIC_ROOT = tmp_path_factory.getbasetemp()
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+def pytest_collection_modifyitems(items):
+    """Browser tests run last: they are the slowest, and Playwright's event loop must not overlap
+    the async tests (see tests/e2e/conftest.py)."""
+    items.sort(key=lambda item: "/e2e/" in str(item.path))

@@ -1,0 +1,145 @@
+"""The browser tests' world: a real server (daphne, embedded mode) and Debian's Chromium.
+
+The server runs as a separate process on the test database, so what a test arranges through
+the ORM (committed: these tests use the transactional database) is what the browser sees, and
+the run it starts is carried out by the server's own embedded workers.
+"""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from tests.conftest import IN_CI, REPO
+
+ARTIFACTS = REPO / "test-artifacts" / "screenshots"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-dev-shm-usage"]
+VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _database_url() -> str:
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
+    return f"postgres://{settings['USER']}{password}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def static_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("static")
+    env = dict(os.environ, ARENA_STATIC_ROOT=str(root), ARENA_VAR_DIR=str(tmp_path_factory.mktemp("collect-var")))
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=REPO, env=env, check=True
+    )
+    return root
+
+
+@pytest.fixture
+def arena_server(transactional_db, static_root, tmp_path):
+    """The platform in embedded mode on the test database; yields its base URL."""
+    port = _free_port()
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
+    env.update(
+        DATABASE_URL=_database_url(),
+        ARENA_STATIC_ROOT=str(static_root),
+        ARENA_VAR_DIR=str(tmp_path / "var"),
+        ARENA_WORKER_ARCH="cpu",
+        DB_CONN_MAX_AGE="0",
+    )
+    log = open(tmp_path / "server.log", "w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(port), "config.asgi:application"],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.close()
+                pytest.fail(f"the server did not start:\n{(tmp_path / 'server.log').read_text()[-3000:]}")
+            time.sleep(0.2)
+    yield f"http://127.0.0.1:{port}"
+    server.terminate()
+    try:
+        server.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium per module. Playwright's sync API keeps an event loop running in this thread
+    while it is open, so it must close before the suite's async tests run (module scope, and the
+    e2e tests run last), and Django must be told that the synchronous test body may use the ORM.
+    """
+    if not Path(CHROMIUM).exists():
+        if IN_CI:
+            pytest.fail("chromium is not installed: `make test` installs it as root (apt-get install chromium).")
+        pytest.skip("chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+
+
+@pytest.fixture(params=sorted(VIEWPORTS))
+def viewport(request):
+    return request.param
+
+
+@pytest.fixture
+def page(browser, viewport):
+    context = browser.new_context(viewport=VIEWPORTS[viewport], accept_downloads=True)
+    page = context.new_page()
+    page.set_default_timeout(20_000)
+    page.viewport_name = viewport
+    yield page
+    context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    """Kept as a CI artifact under test-artifacts/screenshots/."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}-{page.viewport_name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def assert_fits_the_width(page):
+    """Nothing makes the page scroll sideways, with every <details> open: wide tables and code
+    scroll inside their own box."""
+    page.evaluate("() => document.querySelectorAll('details').forEach((details) => { details.open = true; })")
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], f"{page.url} is {widths[0]}px wide in a {widths[1]}px {page.viewport_name} viewport"
+
+
+def log_in(page, base: str, username: str, password: str, next_path: str):
+    page.goto(f"{base}/accounts/login/?next={next_path}")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()

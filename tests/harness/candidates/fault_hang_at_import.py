@@ -1,0 +1,5 @@
+import time
+
+# As a build that never finishes would.
+while True:
+    time.sleep(1)

@@ -1,0 +1,46 @@
+"""Helpers for the harness's tests: test problems and candidates on disk, and a small plan.
+
+Every test here runs on the CPU with tiny shapes; the sandboxed processes are real.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from evaluation import harness
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+PROBLEMS = HERE / "problems"
+CANDIDATES = HERE / "candidates"
+
+# Small enough for CI's two cores, large enough that every step runs.
+SMALL_PLAN = {
+    "trials": 2, "inputs_per_trial": 2, "warmup_rounds": 1, "min_samples": 4, "max_samples": 6,
+    "timed_checks": 1, "flush_bytes": 64 * 1024, "profile": False, "shape_check": False, "speed_of_light": False,
+}
+SMALL_LIMITS = {"wall_time_s": 240, "build_time_s": 180, "call_time_s": 60, "memory_bytes": 4 * 2**30}
+
+
+def problem(name: str) -> str:
+    return (PROBLEMS / f"{name}.py").read_text()
+
+
+def candidate(name: str) -> str:
+    return (CANDIDATES / f"{name}.py").read_text()
+
+
+def verify(problem_name: str, candidate_name: str, *, plan=None, limits=None, **kwargs):
+    return harness.verify(
+        problem(problem_name), candidate(candidate_name), device="cpu",
+        plan={**SMALL_PLAN, **(plan or {})}, limits={**SMALL_LIMITS, **(limits or {})}, **kwargs,
+    )
+
+
+def failed_check(verdict) -> str | None:
+    return next((c["name"] for c in verdict["checks"] if not c["passed"]), None)
+
+
+@pytest.fixture(scope="session")
+def build_cache(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("build-cache"))

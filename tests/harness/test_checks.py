@@ -1,0 +1,68 @@
+"""The registry decides: integrity before faults before correctness, and every check that ran
+is reported."""
+
+from evaluation.harness import checks
+from evaluation.harness.evidence import CANDIDATE, TIMED, TRIAL, Call, Evidence, Fault
+
+GOOD_LEAF = {"type": "torch.Tensor", "plain_tensor": True, "dtype": "float32", "shape": [2, 2], "device": "cpu",
+             "strided": True, "distinct_elements": True, "aliases_input": False, "aliases_earlier_output": False,
+             "aliases_model_state": False, "aliases_other_output": False}
+SPEC = [{"dtype": "float32", "shape": [2, 2], "device": "cpu", "aliases_input": False, "distinct_elements": True}]
+
+
+def _evidence(leaf=None, *, patched=(), error=0.0, phase=TRIAL) -> Evidence:
+    ev = Evidence(device="cpu", baselines=("eager",))
+    ev.static = {"parse_error": None}
+    ev.problem = {"spec": SPEC, "reference_precision": "float64 on cpu"}
+    ev.prepared = {"spec": SPEC, "reference_structure": "T"}
+    ev.loaded = {"ok": True, "defines_model_new": True, "patched": list(patched)}
+    ev.instantiations = [{"ok": True}]
+    reply = {"ok": True, "ms": 1.0, "inputs_before": [[1]], "inputs_after": [[1]],
+             "output": {"structure": "T", "leaves": [leaf or GOOD_LEAF]}}
+    comparison = {"max_rel_error": error, "max_abs_error": error, "nonfinite": 0, "leaves": []}
+    ev.calls = [Call(CANDIDATE, phase, 1, reply, 2.0, {"inputs": [[1]], "spec": SPEC}, comparison, 1e-2)]
+    return ev
+
+
+def test_clean_evidence_passes_every_check():
+    entries, first = checks.run_checks(_evidence())
+
+    assert first is None
+    assert all(entry["passed"] for entry in entries)
+
+
+def test_integrity_failure_wins_over_a_wrong_answer():
+    ev = _evidence(patched=["torch.matmul"], error=0.5)
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("harness_intact", "rejected")
+
+
+def test_torch_compile_reached_without_naming_it_is_told_what_to_do():
+    _, first = checks.run_checks(_evidence(patched=["torch.nn.Module.__init__"]))
+
+    assert first["name"] == "harness_intact"
+    assert "name torch.compile in its source" in first["detail"]
+
+
+def test_wrong_answer_on_a_timed_call_names_the_timed_check():
+    _, first = checks.run_checks(_evidence(error=0.5, phase=TIMED))
+
+    assert (first["name"], first["status"]) == ("timed_outputs_match_reference", "incorrect")
+
+
+def test_cuda_error_in_a_call_is_crashed():
+    ev = _evidence()
+    ev.fault = Fault(CANDIDATE, "call", "exception", "CUDA error: an illegal memory access", cuda=True)
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("candidate_runs", "crashed")
+
+
+def test_every_check_has_a_unique_name_and_a_known_status():
+    names = [check.name for check in checks.CHECKS]
+
+    assert len(names) == len(set(names))
+    assert {check.status for check in checks.CHECKS} <= {"error", "rejected", "incorrect"}

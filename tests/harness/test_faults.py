@@ -1,0 +1,85 @@
+"""A candidate that does not load, crashes, hangs, exhausts memory or answers the wrong shape gets
+the status that says so, and the harness lives on to say it."""
+
+from tests.harness.conftest import failed_check, verify
+
+
+def test_syntax_error_is_an_error_naming_the_line():
+    verdict = verify("matmul", "fault_syntax_error")
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "candidate_parses")
+    assert "line 5" in verdict["reason"]
+
+
+def test_missing_model_new_is_an_error():
+    verdict = verify("matmul", "fault_no_model_new")
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "defines_model_new")
+
+
+def test_exception_in_init_is_an_error():
+    verdict = verify("matmul", "fault_raises_in_init")
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "candidate_instantiates")
+    assert "unsupported configuration" in verdict["reason"]
+
+
+def test_exception_in_forward_is_an_error():
+    verdict = verify("matmul", "fault_raises")
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "candidate_runs")
+    assert "the kernel is not finished" in verdict["reason"]
+
+
+def test_segfault_is_crashed():
+    verdict = verify("matmul", "fault_segfault")
+
+    assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_runs")
+    assert "SIGSEGV" in verdict["reason"]
+
+
+def test_exit_mid_call_is_crashed():
+    verdict = verify("matmul", "fault_exit")
+
+    assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_runs")
+    assert "exit code 0" in verdict["reason"]
+
+
+def test_hang_is_a_timeout():
+    # The first call of an instance may compile (torch.compile, Triton): it runs under the build limit.
+    verdict = verify("matmul", "fault_hang", limits={"call_time_s": 3, "build_time_s": 5})
+
+    assert (verdict["status"], failed_check(verdict)) == ("timeout", "candidate_runs")
+
+
+def test_hang_while_building_is_a_timeout_at_load():
+    verdict = verify("matmul", "fault_hang_at_import", limits={"build_time_s": 3})
+
+    assert (verdict["status"], failed_check(verdict)) == ("timeout", "candidate_loads")
+
+
+def test_memory_bomb_is_an_error_naming_memory():
+    verdict = verify("matmul", "fault_memory_bomb", limits={"memory_bytes": 2 * 2**30})
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "candidate_runs")
+    assert "memory" in verdict["reason"]
+
+
+def test_wrong_shape_is_incorrect():
+    verdict = verify("matmul", "fault_wrong_shape")
+
+    assert (verdict["status"], failed_check(verdict)) == ("incorrect", "output_shape")
+    assert "[24, 32]" in verdict["reason"] and "[32, 24]" in verdict["reason"]
+
+
+def test_wrong_dtype_is_incorrect():
+    verdict = verify("matmul", "fault_wrong_dtype")
+
+    assert (verdict["status"], failed_check(verdict)) == ("incorrect", "output_dtype")
+
+
+def test_printed_fake_verdict_is_never_taken_for_one():
+    verdict = verify("matmul", "fault_fake_verdict")
+
+    assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_loads")
+    assert '"status": "verified"' in verdict["log_excerpt"]

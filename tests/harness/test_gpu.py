@@ -1,0 +1,64 @@
+"""The CUDA path: events with a device-wide synchronize, CUDA graphs, kernels from the profiler,
+and faults a GPU adds. Skipped where there is no CUDA device (CI); run on a GPU host."""
+
+import pytest
+
+from tests.harness.conftest import failed_check, verify
+
+pytestmark = pytest.mark.gpu
+
+try:
+    import torch
+
+    HAS_CUDA = torch.cuda.is_available()
+except ImportError:  # the harness's parent side needs no torch
+    HAS_CUDA = False
+
+needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
+
+
+def cuda_verify(problem_name, candidate_name, **kwargs):
+    return verify(problem_name, candidate_name, device="cuda", **kwargs)
+
+
+@needs_cuda
+def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels():
+    verdict = cuda_verify("matmul", "gpu_honest_triton_matmul", baselines=("eager", "compile", "compile-ro", "cudagraph"),
+                          plan={"profile": True, "speed_of_light": True})
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert set(verdict["timing"]["speedups"]) == {"eager", "compile", "compile-ro", "cudagraph"}
+    assert "CUDA events" in verdict["timing"]["method"]
+    assert any("matmul_kernel" in k["name"] for k in verdict["kernels"]["candidate"])
+    assert verdict["env"]["gpu"] and verdict["env"]["compute_capability"]
+
+
+@needs_cuda
+def test_work_left_on_a_side_stream_is_timed():
+    verdict = cuda_verify("matmul", "gpu_side_stream")
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert verdict["timing"]["speedups"]["eager"] < 1.5
+
+
+@needs_cuda
+def test_illegal_address_is_crashed():
+    verdict = cuda_verify("matmul", "gpu_illegal_address")
+
+    assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_runs")
+
+
+@needs_cuda
+def test_same_kernels_as_reference_on_the_gpu():
+    verdict = cuda_verify("matmul", "same_kernels_matmul", plan={"profile": True})
+
+    assert "same_kernels_as_reference" in verdict["flags"]
+
+
+@needs_cuda
+def test_candidate_using_torch_compile_verifies_on_the_gpu():
+    # Inductor's Triton backend here (the CPU suite covers its C++ one): no compile worker, and no
+    # change to torch after the snapshot, may count against the candidate.
+    verdict = cuda_verify("linear_relu", "honest_compiled_linear_relu", baselines=("eager", "compile"))
+
+    assert verdict["status"] == "verified", verdict["reason"]

@@ -1,0 +1,66 @@
+"""The static look reads the syntax tree: what code uses counts, words in strings and comments do not."""
+
+from evaluation.harness.static_analysis import analyze
+from tests.harness.conftest import candidate
+
+
+def test_load_inline_makes_a_cuda_candidate():
+    facts = analyze(candidate("honest_cpp_relu"))
+
+    assert facts["language"] == "cuda"
+    assert facts["facts"]["custom_cuda"]
+
+
+def test_triton_kernel_is_found_through_its_decorator_and_import():
+    facts = analyze(candidate("honest_triton_relu"))
+
+    assert facts["language"] == "triton"
+    assert facts["facts"]["triton"]
+
+
+def test_mentions_in_strings_and_comments_count_for_nothing():
+    source = '''
+import torch
+# we could use threading, subprocess, load_inline or torch.backends.cuda.matmul.allow_tf32 = True
+NOTE = "import socket; os.environ['SECRET']; torch.cuda.Stream(); .half()"
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+'''
+    facts = analyze(source)
+
+    assert facts["facts"] == {}
+    assert facts["language"] == "pytorch" and facts["defines_model_new"]
+
+
+def test_threads_streams_precision_fallbacks_and_introspection_are_reported_with_lines():
+    source = '''import threading as th
+import gc, os
+from torch.cuda import Stream
+import torch
+torch.backends.cuda.matmul.allow_tf32 = True
+def f(x):
+    try:
+        y = x.half()
+    except Exception:
+        y = x
+    s = Stream()
+    th.Thread(target=f).start()
+    key = os.environ.get("X")
+    return gc.get_objects(), f.__code__
+'''
+    facts = analyze(source)["facts"]
+
+    assert facts["threads"] == [1, 12]
+    assert facts["streams"] == [3, 11]
+    assert 5 in facts["precision_changes"] and 8 in facts["precision_changes"]
+    assert facts["try_except_fallbacks"] == [7]
+    assert 14 in facts["introspection"]
+    assert facts["environment"] == [13]
+    assert facts["global_state"] == [5]
+
+
+def test_syntax_error_is_reported_not_raised():
+    facts = analyze(candidate("fault_syntax_error"))
+
+    assert facts["parse_error"].startswith("SyntaxError at line 5")

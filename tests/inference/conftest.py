@@ -1,0 +1,21 @@
+"""Fixtures for the inference tests: shrunk KernelBench problems, analysed once per session."""
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from inference.analysis import analyse_problem
+from inference.analysis.profile import ProblemProfile
+from tests.inference.kernelbench import problem
+
+# (level, task): a matmul, elementwise ops, a pooling, convolutions with epilogues, a GEMM with
+# reductions, and small networks (an MLP, LeNet, an Inception-style block).
+KERNELBENCH = [(1, 1), (1, 20), (1, 41), (2, 2), (2, 5), (2, 16), (2, 29), (2, 100), (3, 1), (3, 4), (3, 6)]
+
+
+@pytest.fixture(scope="session")
+def kernelbench_profiles() -> dict[tuple[int, int], tuple[str, ProblemProfile]]:
+    sources = {key: problem(*key) for key in KERNELBENCH}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        analysed = dict(zip(sources, pool.map(analyse_problem, sources.values())))
+    return {key: (sources[key], analysed[key]) for key in KERNELBENCH}

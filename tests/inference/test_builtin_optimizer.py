@@ -1,0 +1,86 @@
+"""The builtin optimizer: honest reasoning, real candidates, and learning from verdicts."""
+
+import ast
+
+import pytest
+
+from inference.analysis import analyse_problem
+from inference.backends.builtin import BuiltinBackend
+from inference.backends.builtin.candidate_code import transformation_of
+from inference.backends.builtin.transformations import plan
+from inference.backends.events import AnswerDelta, Finished, ReasoningDelta
+from inference.extraction import extract_candidate
+from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
+from tests.inference.kernelbench import problem
+
+
+def defines_model_new(code: str) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in ast.parse(code).body)
+
+
+def stream(source: str, history: list[PriorCandidate]) -> tuple[str, str, list]:
+    events = list(BuiltinBackend().stream(render_prompt(source, history).messages))
+    reasoning = "".join(e.text for e in events if isinstance(e, ReasoningDelta))
+    answer = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    return reasoning, answer, events
+
+
+def verified(code: str, speedup: float) -> PriorCandidate:
+    return PriorCandidate(code=code, round=1, verdicts=[PriorVerdict("h100", "verified", speedup, speedup * 0.8)])
+
+
+def test_it_says_it_is_rule_based_and_states_its_assumptions():
+    reasoning, answer, events = stream(problem(2, 1), [])
+
+    assert "a rule-based program, not a language model" in reasoning
+    assert "H100 SXM: 67 TFLOP/s FP32" in reasoning and "3.35 TB/s" in reasoning
+    assert "Speed-of-light floor on H100" in reasoning and "Arithmetic intensity" in reasoning
+    assert "torch.fx finds a fusable epilogue: `conv` → relu → add" in reasoning
+    assert "**Why this one:**" in answer
+    assert defines_model_new(extract_candidate(answer).code)
+    assert isinstance(events[-1], Finished) and events[-1].prompt_tokens is None
+
+
+def test_the_second_round_proposes_another_transformation_and_cites_the_first():
+    source = problem(2, 1)
+    first = extract_candidate(stream(source, [])[1]).code
+
+    reasoning, answer, _ = stream(source, [verified(first, 1.3)])
+    second = extract_candidate(answer).code
+
+    assert transformation_of(second) != transformation_of(first)
+    assert f"Round 1 tried `{transformation_of(first)}`: verified on h100 at 1.30x vs eager" in reasoning
+
+
+def test_a_failed_family_is_demoted(kernelbench_profiles):
+    profile = kernelbench_profiles[(2, 2)][1]
+    before = next(a for a in plan(profile, []).ranked if a.transformation.key == "torch-compile")
+    code = "# builtin-transformation: torch-compile-max-autotune\n"
+
+    later = plan(profile, [PriorCandidate(code, 1, [PriorVerdict("h100", "error", reason="inductor crashed")])])
+
+    after = next(a for a in later.ranked if a.transformation.key == "torch-compile")
+    assert later.choice.transformation.key != "torch-compile-max-autotune"
+    assert after.saving_s < before.saving_s
+    assert "demoted: `torch-compile-max-autotune` of the same family failed in round 1" in after.adjustments
+
+
+def test_a_problem_without_model_says_what_is_missing():
+    profile = analyse_problem("import torch\n")
+
+    assert not profile.ok and "defines no Model" in profile.error
+
+
+def test_kernelbench_problems_get_two_different_candidates_that_define_model_new(kernelbench_profiles):
+    assert {level for level, _ in kernelbench_profiles} == {1, 2, 3}
+    for key, (source, profile) in kernelbench_profiles.items():
+        assert profile.ok, (key, profile.error)
+        first = plan(profile, []).choice
+        first_code = BuiltinBackend.answer(source, profile, plan(profile, []))
+        history = [verified(extract_candidate(first_code).code, 1.1)]
+        second_code = BuiltinBackend.answer(source, profile, plan(profile, history))
+        codes = [extract_candidate(first_code).code, extract_candidate(second_code).code]
+
+        assert all(code is not None and defines_model_new(code) for code in codes), key
+        assert transformation_of(codes[0]) == first.transformation.key
+        assert transformation_of(codes[1]) != transformation_of(codes[0]), key

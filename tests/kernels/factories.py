@@ -1,0 +1,42 @@
+"""Small builders for test data, with valid defaults."""
+
+from kernels.models import Candidate, Problem
+from kernels.source import normalized_source_hash, source_hash
+
+PROBLEM_SOURCE = '''import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    """Scales by {scale}."""
+    def forward(self, x):
+        return x * {scale}
+
+def get_inputs():
+    return [torch.randn(8)]
+
+def get_init_inputs():
+    return []
+'''
+
+CANDIDATE_SOURCE = '''import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        return x * {scale}
+'''
+
+
+def make_problem(scale=2, **fields) -> Problem:
+    source = PROBLEM_SOURCE.format(scale=scale)
+    fields.setdefault("title", f"Scales by {scale}.")
+    return Problem.objects.create(source=source, normalized_hash=normalized_source_hash(source), **fields)
+
+
+def make_candidate(problem=None, scale=2, code=None, **fields) -> Candidate:
+    code = code or CANDIDATE_SOURCE.format(scale=scale)
+    fields.setdefault("origin", Candidate.Origin.PERSON)
+    fields.setdefault("language", Candidate.Language.PYTORCH)
+    return Candidate.objects.create(
+        problem=problem or make_problem(scale=scale), code=code, source_hash=source_hash(code), **fields
+    )

@@ -1,0 +1,103 @@
+"""A kernel's page shows its measurements, offers downloads, and takes hack reports."""
+
+import io
+import zipfile
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from kernels.models import Evaluation, HackReport
+from tests.kernels.factories import make_candidate
+
+pytestmark = pytest.mark.django_db
+
+VERDICT = {
+    "status": "verified",
+    "reason": "All checks passed.",
+    "checks": [{"name": "outputs_match_reference", "passed": True, "detail": "max rel error 1e-7"}],
+    "correctness": {"trials": 3, "inputs_per_trial": 2, "max_abs_error": 1e-7, "max_rel_error": 1e-7, "precision_tier": "exact-fp32"},
+    "timing": {
+        "method": "CUDA events, device-wide sync, L2 flush, rotated inputs",
+        "candidate": {"median_ms": 0.25, "iqr_ms": 0.01, "samples": 100},
+        "baselines": {"eager": {"median_ms": 0.5, "iqr_ms": 0.02, "samples": 100}},
+        "speedups": {"eager": 2.0},
+    },
+    "kernels": {"candidate": [{"name": "fused_scale_kernel", "count": 1}], "reference": [{"name": "mul_kernel", "count": 1}]},
+    "flags": ["reduced_precision"],
+    "env": {"gpu": "NVIDIA H100 80GB HBM3", "torch": "2.13.0"},
+}
+
+
+@pytest.fixture
+def kernel():
+    candidate = make_candidate()
+    evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version="1")
+    evaluation.record_verdict(VERDICT, worker="gpu-host:h100:0")
+    return candidate
+
+
+def test_page_shows_measurements_kernels_flags_and_environment(client, kernel):
+    content = client.get(kernel.get_absolute_url()).content.decode()
+    for expected in ("0.2500", "fused_scale_kernel", "reduced_precision", "NVIDIA H100 80GB HBM3", "2.00x", "exact-fp32"):
+        assert expected in content
+
+
+def test_page_shows_a_diff_against_the_reference(client, kernel):
+    content = client.get(kernel.get_absolute_url()).content.decode()
+    assert "reference.py" in content and "kernel.py" in content
+
+
+def test_py_download_is_the_stored_code_byte_for_byte(client, kernel):
+    response = client.get(f"/kernels/{kernel.pk}/download.py")
+    assert response["Content-Disposition"].startswith("attachment;")
+    assert response.content == kernel.code.encode()
+
+
+def test_bundle_holds_problem_kernel_verdict_script_and_harness(client, kernel):
+    response = client.get(f"/kernels/{kernel.pk}/bundle.zip")
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = archive.namelist()
+    root = names[0].split("/")[0]
+    assert archive.read(f"{root}/kernel.py").decode() == kernel.code
+    assert archive.read(f"{root}/problem.py").decode() == kernel.problem.source
+    assert f"{root}/verdicts/h100-harness1.json" in names
+    assert b"python -m evaluation.harness verify" in archive.read(f"{root}/verify.sh")
+    assert f"{root}/evaluation/harness/verdict.py" in names
+
+
+def test_reporting_needs_an_account(client, kernel):
+    response = client.get(f"/kernels/{kernel.pk}/report/")
+    assert response.status_code == 302 and "login" in response["Location"]
+
+
+def test_a_signed_in_user_files_a_report_with_a_proof(client, kernel):
+    client.force_login(get_user_model().objects.create_user("reporter"))
+    response = client.post(
+        f"/kernels/{kernel.pk}/report/",
+        {"category": "caching", "text": "Returns the first output forever.", "proof_code": "import torch\ndef get_inputs():\n    return [torch.zeros(8)]\n"},
+    )
+    assert response.status_code == 302
+    report = HackReport.objects.get()
+    assert (report.candidate, report.category, report.reporter.username) == (kernel, "caching", "reporter")
+    assert report.evaluation is not None
+
+
+def test_a_proof_without_get_inputs_is_refused_with_a_reason(client, kernel):
+    client.force_login(get_user_model().objects.create_user("reporter"))
+    response = client.post(f"/kernels/{kernel.pk}/report/", {"category": "caching", "text": "x", "proof_code": "x = 1\n"})
+    assert response.status_code == 200
+    assert b"No function `get_inputs()`" in response.content
+    assert not HackReport.objects.exists()
+
+
+def test_leaderboard_lists_the_verified_kernel_and_filters_it(client, kernel):
+    Evaluation.objects.filter(candidate=kernel).update(finished_at=timezone.now())
+    response = client.get("/leaderboard/", follow=True)
+    assert response.redirect_chain[-1][0] == "/leaderboard/h100/"
+    assert f"#{kernel.pk}".encode() in response.content
+    assert f"#{kernel.pk}".encode() not in client.get("/leaderboard/h100/", {"flag": "same_kernels_as_reference"}).content
+
+
+def test_empty_leaderboard_says_so(client):
+    assert b"No kernel is verified yet" in client.get("/leaderboard/").content

@@ -1,0 +1,74 @@
+"""A run's page replays its stored transcript on connect and then continues live, with no gap."""
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+
+from config.routing import websocket_urlpatterns
+from inference.transcript import Transcript
+from kernels.models import OptimizationRun
+from tests.kernels.factories import make_problem
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+application = URLRouter(websocket_urlpatterns)
+
+
+def new_run() -> OptimizationRun:
+    return OptimizationRun.objects.create(problem=make_problem())
+
+
+async def connect(run_id: int) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(application, f"/ws/runs/{run_id}/")
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def receive_until_replayed(communicator) -> list[dict]:
+    messages = []
+    while True:
+        message = await communicator.receive_json_from(timeout=5)
+        if message["kind"] == "replayed":
+            return messages
+        messages.append(message)
+
+
+async def test_a_late_visitor_gets_the_stored_transcript_merged_then_live_deltas():
+    run = await sync_to_async(new_run)()
+    transcript = await sync_to_async(Transcript)(run)
+    for word in ("Reading ", "the ", "graph."):
+        await sync_to_async(transcript.append)("reasoning", text=word, round=1)
+    communicator = await connect(run.pk)
+    replay = await receive_until_replayed(communicator)
+    assert [(m["kind"], m["text"], m["seq"]) for m in replay] == [("reasoning", "Reading the graph.", 3)]
+    assert all(m["replay"] for m in replay)
+
+    await sync_to_async(transcript.append)("answer", text="```python", round=1)
+    live = await communicator.receive_json_from(timeout=5)
+    assert (live["kind"], live["text"], live["seq"]) == ("answer", "```python", 4)
+    await communicator.disconnect()
+
+
+async def test_events_stored_while_connecting_are_delivered_once():
+    run = await sync_to_async(new_run)()
+    transcript = await sync_to_async(Transcript)(run)
+    await sync_to_async(transcript.append)("reasoning", text="a", round=1)
+    communicator = await connect(run.pk)
+    await sync_to_async(transcript.append)("reasoning", text="b", round=1)
+    received = await receive_until_replayed(communicator)
+    while not await communicator.receive_nothing(timeout=0.3):
+        received.append(await communicator.receive_json_from())
+    texts = "".join(m["text"] for m in received if m["kind"] == "reasoning")
+    assert texts == "ab"
+    await communicator.disconnect()
+
+
+async def test_the_socket_ignores_what_the_browser_sends():
+    run = await sync_to_async(new_run)()
+    communicator = await connect(run.pk)
+    await receive_until_replayed(communicator)
+    await communicator.send_json_to({"kind": "answer", "text": "injected"})
+    assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
