@@ -176,6 +176,9 @@ REDIS_URL = env.str("REDIS_URL", default="")
 if PRODUCTION and not REDIS_URL:
     raise ImproperlyConfigured("REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0).")
 EMBEDDED_WORKER = env.bool("ARENA_EMBEDDED_WORKER", default=not REDIS_URL)
+# redis-py 8 reads with a 5 s socket timeout by default, while the channel layer's receive blocks
+# in BZPOPMIN for 5 s: the race kills every idle WebSocket's layer socket (channels_redis#422).
+CHANNEL_REDIS_OPTIONS = {"socket_timeout": None, "socket_connect_timeout": 5}
 
 _DRAMATIQ_MIDDLEWARE = [
     "dramatiq.middleware.AgeLimit",
@@ -201,7 +204,10 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 2000},
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, **CHANNEL_REDIS_OPTIONS}],
+                "capacity": 2000,
+            },
         }
     }
 else:

@@ -77,6 +77,10 @@ def _baselines_for(device: str) -> list[str]:
 
 def _on_progress(evaluation: Evaluation):
     def report(stage: str) -> None:
+        # "done" goes out with the verdict (evaluate below): published from here it would tell
+        # watchers the evaluation is finished while its status still says running.
+        if stage == Evaluation.Stage.DONE:
+            return
         if stage in Evaluation.Stage.values and stage != evaluation.stage:
             evaluation.stage = stage
             Evaluation.objects.filter(pk=evaluation.pk).update(stage=stage)

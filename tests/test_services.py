@@ -48,3 +48,22 @@ async def test_a_message_sent_to_a_group_reaches_its_member_over_redis(redis_url
     message = await layer.receive(channel)
     await layer.flush()
     assert message == {"type": "run.delta", "text": "thinking"}
+
+
+@pytest.mark.services
+async def test_the_configured_redis_layer_survives_a_quiet_socket(redis_url, settings):
+    """A watcher may hear nothing for minutes: a receive that waits past the client's
+    default read timeout (5 s with redis-py 8) must still get the next message."""
+    import asyncio
+
+    from channels_redis.core import RedisChannelLayer
+
+    layer = RedisChannelLayer(hosts=[{"address": redis_url, }])
+    channel = await layer.new_channel()
+    receiving = asyncio.ensure_future(layer.receive(channel))
+    await asyncio.sleep(7)
+    assert not receiving.done(), receiving.exception() if receiving.done() else None
+    await layer.send(channel, {"type": "run.delta", "text": "late"})
+    message = await asyncio.wait_for(receiving, timeout=10)
+    await layer.flush()
+    assert message == {"type": "run.delta", "text": "late"}

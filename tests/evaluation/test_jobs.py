@@ -45,7 +45,11 @@ async def test_progress_reaches_a_websocket_client_in_order(cpu_worker, broker):
     await sync_to_async(make_candidate)(problem=run.problem, scale=4, run=run, origin="model", round=1)
     stages = []
     while True:
-        event = await communicator.receive_json_from(timeout=300)
+        try:
+            event = await communicator.receive_json_from(timeout=300)
+        except TimeoutError:
+            stored = await sync_to_async(lambda: list(Evaluation.objects.values_list("status", "stage")))()
+            pytest.fail(f"no event for 300 s after stages {stages}; stored evaluations: {stored}")
         stages.append(event["stage"])
         if event["stage"] == "done":
             break
