@@ -216,7 +216,7 @@ else:
         "OPTIONS": {},
         "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "config.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
 # Threads for run loops in embedded mode; evaluations there take one thread of their own.
 EMBEDDED_WORKER_THREADS = env.int("ARENA_EMBEDDED_WORKER_THREADS", default=4)

@@ -7,6 +7,7 @@ by the broker; a job that keeps failing ends as `failed`, with the reason, after
 
 import logging
 import threading
+import time
 
 import dramatiq
 from django.conf import settings
@@ -120,6 +121,7 @@ def evaluate(evaluation_id: int) -> None:
     device = current_registration().device.torch_device
     try:
         with _device_lock:
+            began = time.monotonic()
             verdict = harness.verify(
                 candidate.problem.source,
                 candidate.code,
@@ -128,6 +130,7 @@ def evaluate(evaluation_id: int) -> None:
                 on_progress=_on_progress(evaluation),
                 baseline_cache_dir=settings.BASELINE_CACHE_DIR,
             )
+            evaluation.harness_seconds = round(time.monotonic() - began, 3)
         evaluation.record_verdict(verdict, worker=current_registration().name)
     except Exception as exc:
         logger.exception("evaluation %s of candidate %s on %s failed", evaluation_id, candidate.pk, evaluation.arch)

@@ -37,6 +37,55 @@ def redis_url():
     client.close()
 
 
+@pytest.fixture
+def broker():
+    """The configured broker (Redis in CI, in-process elsewhere), emptied around the test."""
+    import dramatiq
+
+    broker = dramatiq.get_broker()
+    broker.flush_all()
+    yield broker
+    broker.flush_all()
+
+
+@pytest.fixture
+def cpu_worker(transactional_db, broker):
+    """This process as the `cpu` worker, consuming its queues in a thread, as embedded mode does."""
+    import dramatiq
+
+    import evaluation.actors  # noqa: F401  (registers the actors on the broker)
+    from evaluation import registry
+    from evaluation.devices import Device
+    from evaluation.queues import queues_of
+
+    device = Device(arch="cpu", name="test cpu", torch_device="cpu")
+    queues = queues_of("cpu")
+    for queue in queues:
+        broker.declare_queue(queue)
+    registration = registry.start_registration(device, queues=queues, slot="pytest")
+    worker = dramatiq.Worker(broker, queues=set(queues), worker_threads=1, worker_timeout=100)
+    worker.start()
+    yield registration
+    worker.stop()
+    registration.stop()
+    registry._current = None
+
+
+@pytest.fixture
+def inference_worker(transactional_db, broker):
+    """A thread of this process consuming the run loops' queue, as embedded mode does."""
+    import dramatiq
+
+    import inference.actors  # noqa: F401  (registers the run loop on the broker)
+    from inference.queues import INFERENCE_QUEUE
+
+    broker.declare_queue(INFERENCE_QUEUE)
+    worker = dramatiq.Worker(broker, queues={INFERENCE_QUEUE}, worker_threads=1, worker_timeout=100)
+    worker.start()
+    yield worker
+    worker.stop()
+
+
 @pytest.fixture(scope="session")
 def h100_release():
     return RELEASE_DIR / "h100.jsonl.gz"

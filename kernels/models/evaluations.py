@@ -56,6 +56,9 @@ class Evaluation(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    harness_seconds = models.FloatField(
+        null=True, blank=True, help_text="Wall time of the harness alone; the rest of started→finished is the job's own overhead"
+    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -26,6 +26,8 @@ def test_a_candidate_is_verified_by_the_cpu_worker(cpu_worker, broker):
     assert evaluation.status == "verified", evaluation.reason
     assert evaluation.speedup_eager and evaluation.worker == cpu_worker.name
     assert evaluation.attempts == 1 and evaluation.stage == "done"
+    job_seconds = (evaluation.finished_at - evaluation.started_at).total_seconds()
+    assert 0 < evaluation.harness_seconds <= job_seconds
 
 
 def test_a_job_delivered_again_after_its_verdict_does_nothing(cpu_worker, broker):

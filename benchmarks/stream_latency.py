@@ -1,0 +1,201 @@
+"""Streaming latency: from a backend's delta to its arrival at a WebSocket client, many runs at once.
+
+The production path on one machine: a daphne web process, an inference worker process, Redis for
+the broker and the channel layer, PostgreSQL for the transcript. A local OpenAI-compatible server
+plays the model: each run's answer is a stream of deltas stamped with the wall-clock time they are
+sent. A client per run connects to the run's WebSocket before it starts and records, for every
+stamp it receives, the time since it was sent. Everything runs on this machine, so one clock.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/kernel_arena_load REDIS_URL=redis://127.0.0.1:6379/14 \\
+        .venv/bin/python benchmarks/stream_latency.py --runs 50 --deltas 100 --rate 20 --out var/stream.json
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import socket
+import statistics
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from services import REPO, require_services, start, stop
+
+sys.path.insert(0, str(REPO))
+
+MODEL = "latency-probe"
+STAMP = re.compile(r"<t=(\d+\.\d+)>")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class ModelServer(ThreadingHTTPServer):
+    """Answers /v1/chat/completions with `deltas` stamped chunks, `rate` per second."""
+
+    daemon_threads = True
+
+    def __init__(self, port: int, deltas: int, rate: float):
+        self.deltas, self.interval = deltas, 1.0 / rate
+        super().__init__(("127.0.0.1", port), self._handler())
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _json(self, body: dict) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._json({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for index in range(server.deltas):
+                    chunk = {"id": "c", "object": "chat.completion.chunk", "model": MODEL,
+                             "choices": [{"index": 0, "delta": {"reasoning": f"<t={time.time():.6f}> "}}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                    time.sleep(server.interval)
+                end = {"id": "c", "object": "chat.completion.chunk", "model": MODEL,
+                       "choices": [{"index": 0, "delta": {"content": "No kernel this time."}, "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
+                self.wfile.flush()
+
+        return Handler
+
+
+async def watch(url: str, latencies: list[float], ready: asyncio.Event, counts: dict) -> None:
+    import websockets
+
+    async with websockets.connect(url, max_size=None) as socket_:
+        async for raw in socket_:
+            message = json.loads(raw)
+            if message.get("kind") == "replayed":
+                counts["connected"] += 1
+                if counts["connected"] == counts["runs"]:
+                    ready.set()
+                continue
+            now = time.time()
+            if message.get("replay"):
+                continue
+            for stamp in STAMP.findall(message.get("text") or ""):
+                latencies.append(now - float(stamp))
+            if message.get("kind") == "status" and (message.get("data") or {}).get("status") in ("done", "failed", "cancelled"):
+                counts[message["data"]["status"]] = counts.get(message["data"]["status"], 0) + 1
+                return
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--deltas", type=int, default=100, help="deltas per run")
+    parser.add_argument("--rate", type=float, default=20, help="deltas per second per run")
+    parser.add_argument("--out", default="var/stream.json")
+    args = parser.parse_args()
+
+    _, redis_url = require_services()
+    model_port, web_port = free_port(), free_port()
+    os.environ.update(DJANGO_SETTINGS_MODULE="config.settings", INFERENCE_VLLM_URL=f"http://127.0.0.1:{model_port}/v1",
+                      INFERENCE_VLLM_MODEL=MODEL, ARENA_EMBEDDED_WORKER="false")
+    import django
+
+    django.setup()
+    import redis
+    from django.core.management import call_command
+
+    from inference.actors import run_optimization
+    from kernels.models import OptimizationRun, Problem
+    from kernels.source import normalized_source_hash
+
+    call_command("migrate", verbosity=0)
+    OptimizationRun.objects.all().delete()
+    redis.Redis.from_url(redis_url).flushdb()
+
+    model = ModelServer(model_port, args.deltas, args.rate)
+    threading.Thread(target=model.serve_forever, daemon=True).start()
+    log_dir = REPO / "var" / "stream"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    processes = [
+        start([sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(web_port), "config.asgi:application"],
+              log_dir / "web.log"),
+        start([sys.executable, "manage.py", "rundramatiq", "--queues", "inference", "--processes", "1",
+               "--threads", str(args.runs)], log_dir / "inference.log"),
+    ]
+    try:
+        source = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x + 1\n\n" \
+                 "def get_inputs():\n    return [torch.randn(8)]\n\ndef get_init_inputs():\n    return []\n"
+        problem, _ = Problem.objects.get_or_create(normalized_hash=normalized_source_hash(source),
+                                                   defaults={"title": "Stream latency probe", "source": source})
+        runs = [OptimizationRun.objects.create(problem=problem, backend="vllm", max_rounds=1) for _ in range(args.runs)]
+        deadline = time.monotonic() + 60
+        while True:  # the web process is up when it accepts connections
+            try:
+                socket.create_connection(("127.0.0.1", web_port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    sys.exit(f"daphne did not start; see {log_dir / 'web.log'}")
+                time.sleep(0.3)
+
+        latencies: list[float] = []
+        counts = {"runs": args.runs, "connected": 0}
+
+        async def measure():
+            ready = asyncio.Event()
+            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", latencies, ready, counts))
+                        for run in runs]
+            await asyncio.wait_for(ready.wait(), timeout=60)
+            began = time.time()
+            for run in runs:
+                run_optimization.send(run.pk)
+            await asyncio.wait_for(asyncio.gather(*watchers), timeout=args.deltas / args.rate * 4 + 120)
+            return time.time() - began
+
+        wall = asyncio.run(measure())
+    finally:
+        stop(processes)
+        model.shutdown()
+
+    expected = args.runs * args.deltas
+    result = {
+        "runs": args.runs, "deltas_per_run": args.deltas, "rate_per_run": args.rate, "cores": os.cpu_count(),
+        "deltas_expected": expected, "deltas_received": len(latencies),
+        "runs_finished": {k: v for k, v in counts.items() if k not in ("runs", "connected")},
+        "wall_s": round(wall, 1),
+        "latency_ms": {"p50": round(1000 * statistics.median(latencies), 1), "p90": round(1000 * percentile(latencies, 0.9), 1),
+                       "p99": round(1000 * percentile(latencies, 0.99), 1), "max": round(1000 * max(latencies), 1)},
+    }
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
