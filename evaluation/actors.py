@@ -90,9 +90,14 @@ def _on_progress(evaluation: Evaluation):
     return report
 
 
-def _fail_after_last_retry(evaluation_id: int, exc: Exception) -> None:
+def _retries_so_far() -> int:
+    """How many times this job has been retried; outside a worker, as if it were the last try."""
     message = CurrentMessage.get_current_message()
-    retries = message.options.get("retries", 0) if message else MAX_RETRIES
+    return message.options.get("retries", 0) if message else MAX_RETRIES
+
+
+def _fail_after_last_retry(evaluation_id: int, exc: Exception) -> None:
+    retries = _retries_so_far()
     if retries < MAX_RETRIES:
         Evaluation.objects.filter(pk=evaluation_id).update(status=Evaluation.Status.QUEUED, stage=Evaluation.Stage.QUEUED)
         return
@@ -166,12 +171,22 @@ def check_proof(proof_check_id: int) -> None:
         return
     candidate = check.report.candidate
     device = current_registration().device.torch_device
-    with _device_lock:
-        verdict = harness.verify(
-            candidate.problem.source,
-            candidate.code,
-            device=device,
-            baselines=(),
-            proof_inputs_source=check.report.proof_code,
-        )
+    try:
+        with _device_lock:
+            verdict = harness.verify(
+                candidate.problem.source,
+                candidate.code,
+                device=device,
+                baselines=(),
+                proof_inputs_source=check.report.proof_code,
+            )
+    except Exception as exc:
+        logger.exception("proof check %s of report %s on %s failed", check.pk, check.report_id, check.arch)
+        retries = _retries_so_far()
+        if retries >= MAX_RETRIES:  # the last try: say so, rather than leave the check queued for ever
+            record_proof_verdict(check, {
+                "status": "failed",
+                "reason": f"The check failed {retries + 1} times on our side ({type(exc).__name__}: {exc}).",
+            })
+        raise
     record_proof_verdict(check, verdict)

@@ -14,7 +14,10 @@ class GpuWorkerAdmin(admin.ModelAdmin):
     readonly_fields = ["started_at", "last_heartbeat", "stopped_at"]
     actions = ["catch_up_architectures"]
 
-    @admin.action(description="Catch up: evaluate every listed kernel missing on these workers' architectures")
+    @admin.action(
+        description="Catch up: evaluate every listed kernel missing on these workers' architectures",
+        permissions=["change"],
+    )
     def catch_up_architectures(self, request, queryset):
         for arch in sorted(set(queryset.values_list("arch", flat=True))):
             evaluations = catch_up(arch)

@@ -15,7 +15,6 @@ from rest_framework.test import APIClient
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import AuditEntry, Evaluation, HackReport, Problem, ProofCheck
 from kernels.source import normalized_source_hash
-from tests.evaluation.conftest import broker, cpu_worker  # noqa: F401  (the in-process cpu worker)
 from tests.kernels.factories import make_candidate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -163,3 +162,24 @@ def test_a_report_without_proof_is_left_to_staff(reporter):
     response = reporter.post("/api/reports/", {"kernel": kernel.pk, "category": "caching", "text": "caches"}, format="json")
     assert response.json()["proof_checks"] == [] and not ProofCheck.objects.exists()
     assert HackReport.objects.get().status == "open"
+
+
+@pytest.mark.parametrize("kernel", [CACHING], indirect=True)
+def test_a_check_that_keeps_failing_on_our_side_ends_failed_not_queued(kernel, worker, curator, monkeypatch):
+    """The harness itself breaking (a sandbox that cannot start) on the last try is recorded and
+    told to staff; the check does not stay queued for ever and the kernel stays listed."""
+    from evaluation import actors
+
+    def sandbox_cannot_start(*args, **kwargs):
+        raise OSError("cannot fork the sandbox")
+
+    monkeypatch.setattr(actors.harness, "verify", sandbox_cannot_start)
+    report = HackReport.objects.create(candidate=kernel, category="caching", text="caches", proof_code=RANDOM_BATCH)
+    check = ProofCheck.objects.create(report=report, arch="cpu")
+    with pytest.raises(OSError):
+        actors.check_proof.fn(check.pk)  # outside a worker's retries: as on the last try
+    check.refresh_from_db()
+    kernel.refresh_from_db()
+    assert check.status == "failed" and "cannot fork the sandbox" in check.reason
+    assert kernel.curation == "listed"
+    assert "could not be checked" in mail.outbox[0].subject
