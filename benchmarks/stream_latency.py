@@ -86,10 +86,10 @@ class ModelServer(ThreadingHTTPServer):
         return Handler
 
 
-async def watch(url: str, latencies: list[float], ready: asyncio.Event, counts: dict) -> None:
+async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Event, counts: dict) -> None:
     import websockets
 
-    async with websockets.connect(url, max_size=None) as socket_:
+    async with websockets.connect(url, origin=origin, max_size=None) as socket_:
         async for raw in socket_:
             message = json.loads(raw)
             if message.get("kind") == "replayed":
@@ -169,7 +169,8 @@ def main() -> None:
 
         async def measure():
             ready = asyncio.Event()
-            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", latencies, ready, counts))
+            origin = f"http://127.0.0.1:{web_port}"
+            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, latencies, ready, counts))
                         for run in runs]
             await asyncio.wait_for(ready.wait(), timeout=60)
             began = time.time()

@@ -58,7 +58,7 @@ async def test_the_configured_redis_layer_survives_a_quiet_socket(redis_url, set
 
     from channels_redis.core import RedisChannelLayer
 
-    layer = RedisChannelLayer(hosts=[{"address": redis_url, }])
+    layer = RedisChannelLayer(hosts=[{"address": redis_url, **settings.CHANNEL_REDIS_OPTIONS}])
     channel = await layer.new_channel()
     receiving = asyncio.ensure_future(layer.receive(channel))
     await asyncio.sleep(7)

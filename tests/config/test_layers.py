@@ -1,12 +1,15 @@
-"""The embedded channel layer delivers at once what a worker thread sends while a consumer waits."""
+"""The embedded channel layer delivers at once what a worker thread sends while a consumer waits.
+
+(Channels' own InMemoryChannelLayer fails this test most of the time: the consumer's loop is woken
+only by whatever else happens to wake it. It is not asserted here because "most of the time" is
+not a result a test can hold to.)
+"""
 
 import asyncio
 import threading
 import time
 
-import pytest
 from asgiref.sync import async_to_sync
-from channels.layers import InMemoryChannelLayer
 
 from config.layers import ThreadSafeInMemoryChannelLayer
 
@@ -30,9 +33,3 @@ async def test_a_message_sent_from_a_worker_thread_wakes_the_waiting_consumer():
     message, seconds = await delivery_from_a_thread(ThreadSafeInMemoryChannelLayer())
     assert message == {"type": "arena.event", "n": 1}
     assert seconds < 0.5
-
-
-@pytest.mark.xfail(strict=True, reason="Channels' own in-memory layer leaves the consumer asleep: why config.layers exists")
-async def test_channels_own_in_memory_layer_delivers_late():
-    message, seconds = await delivery_from_a_thread(InMemoryChannelLayer())
-    assert message == {"type": "arena.event", "n": 1} and seconds < 0.5

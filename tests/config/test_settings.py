@@ -45,7 +45,7 @@ def test_nothing_set_means_embedded_sqlite_stub_broker_and_in_memory_layer(tmp_p
     assert settings["engine"] == "django.db.backends.sqlite3"
     assert settings["db_name"] == str(tmp_path / "var" / "db.sqlite3")
     assert settings["broker"] == "dramatiq.brokers.stub.StubBroker"
-    assert settings["layer"] == "channels.layers.InMemoryChannelLayer"
+    assert settings["layer"] == "config.layers.ThreadSafeInMemoryChannelLayer"
     assert settings["debug"] is False
     assert settings["embedded_worker"] is True
 
@@ -71,7 +71,7 @@ def test_redis_url_switches_broker_and_channel_layer_to_redis(tmp_path):
     assert settings["broker"] == "dramatiq.brokers.redis.RedisBroker"
     assert settings["broker_options"]["url"] == "redis://cache.example:6379/2"
     assert settings["layer"] == "channels_redis.core.RedisChannelLayer"
-    assert settings["layer_config"]["hosts"] == ["redis://cache.example:6379/2"]
+    assert settings["layer_config"]["hosts"] == [{"address": "redis://cache.example:6379/2", "socket_timeout": None, "socket_connect_timeout": 5}]
     assert settings["embedded_worker"] is False
 
 
