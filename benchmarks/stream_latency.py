@@ -117,6 +117,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--deltas", type=int, default=100, help="deltas per run")
     parser.add_argument("--rate", type=float, default=20, help="deltas per second per run")
+    parser.add_argument("--inference-processes", type=int, default=os.cpu_count(),
+                        help="inference worker processes; the runs' threads are spread over them")
     parser.add_argument("--out", default="var/stream.json")
     args = parser.parse_args()
 
@@ -145,8 +147,8 @@ def main() -> None:
     processes = [
         start([sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(web_port), "config.asgi:application"],
               log_dir / "web.log"),
-        start([sys.executable, "manage.py", "rundramatiq", "--queues", "inference", "--processes", "1",
-               "--threads", str(args.runs)], log_dir / "inference.log"),
+        start([sys.executable, "manage.py", "rundramatiq", "--queues", "inference", "--processes", str(args.inference_processes),
+               "--threads", str(-(-args.runs // args.inference_processes))], log_dir / "inference.log"),
     ]
     try:
         source = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x + 1\n\n" \
@@ -187,6 +189,7 @@ def main() -> None:
     expected = args.runs * args.deltas
     result = {
         "runs": args.runs, "deltas_per_run": args.deltas, "rate_per_run": args.rate, "cores": os.cpu_count(),
+        "inference_processes": args.inference_processes,
         "deltas_expected": expected, "deltas_received": len(latencies),
         "runs_finished": {k: v for k, v in counts.items() if k not in ("runs", "connected")},
         "wall_s": round(wall, 1),

@@ -6,9 +6,9 @@ evaluation (queued, building, checking, timing, done) is sent to the groups it b
 
 import logging
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+from kernels.broadcast import group_send
 from kernels.events import candidate_group, evaluation_event, leaderboard_group, run_group
 
 logger = logging.getLogger(__name__)
@@ -32,6 +32,6 @@ def publish_evaluation(evaluation) -> None:
     message = {"type": "arena.event", "event": evaluation_event(evaluation)}
     for group in groups_of(evaluation):
         try:
-            async_to_sync(layer.group_send)(group, message)
+            group_send(group, message)
         except Exception:
             logger.exception("could not publish evaluation %s to %s", evaluation.pk, group)

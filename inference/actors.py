@@ -65,20 +65,23 @@ def _generate(run, transcript, round_number, messages) -> str:
     backend = get_backend(run.backend, model=run.model_name or None)
     cancelled = _cancel_check(run)
     answer = []
-    for event in backend.stream(messages, cancel=cancelled):
-        if isinstance(event, ReasoningDelta):
-            transcript.append(RunEvent.Kind.REASONING, text=event.text, round=round_number)
-        elif isinstance(event, AnswerDelta):
-            answer.append(event.text)
-            transcript.append(RunEvent.Kind.ANSWER, text=event.text, round=round_number)
-        elif isinstance(event, Finished):
-            transcript.append(RunEvent.Kind.FINISHED, data=event.as_dict(), round=round_number)
-        elif isinstance(event, Error):
+    try:
+        for event in backend.stream(messages, cancel=cancelled):
+            if isinstance(event, ReasoningDelta):
+                transcript.append_delta(RunEvent.Kind.REASONING, event.text, round=round_number)
+            elif isinstance(event, AnswerDelta):
+                answer.append(event.text)
+                transcript.append_delta(RunEvent.Kind.ANSWER, event.text, round=round_number)
+            elif isinstance(event, Finished):
+                transcript.append(RunEvent.Kind.FINISHED, data=event.as_dict(), round=round_number)
+            elif isinstance(event, Error):
+                if cancelled():
+                    raise Cancelled
+                raise RuntimeError(event.message)
             if cancelled():
                 raise Cancelled
-            raise RuntimeError(event.message)
-        if cancelled():
-            raise Cancelled
+    finally:
+        transcript.flush()  # held deltas are stored whatever ended the stream
     return "".join(answer)
 
 

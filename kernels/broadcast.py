@@ -1,0 +1,42 @@
+"""Sending to the pages' channel-layer groups from synchronous code (jobs, run loops, views).
+
+`async_to_sync(layer.group_send)` called from a plain thread starts a new thread and a new event
+loop for every call, and the Redis layer opens a connection pool per loop: each message paid for a
+thread, a loop and a TCP connection. A run streaming tokens sends hundreds of messages a second,
+so here one long-lived loop per process, in a daemon thread, sends them all over the same pool.
+"""
+
+import asyncio
+import threading
+
+from channels.layers import get_channel_layer
+
+# Long enough for a busy Redis; a send that takes longer is reported to the caller as failed.
+SEND_TIMEOUT_S = 10
+
+_loop: asyncio.AbstractEventLoop | None = None
+_loop_lock = threading.Lock()
+
+
+def _sending_loop() -> asyncio.AbstractEventLoop:
+    global _loop
+    with _loop_lock:
+        if _loop is None or _loop.is_closed():
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, name="channel-layer sender", daemon=True).start()
+        return _loop
+
+
+def group_send(group: str, message: dict) -> None:
+    """Send `message` to `group` and wait until the layer took it; raises what the layer raised."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is not None:
+        raise RuntimeError("group_send is for synchronous code; in a coroutine, await the layer's group_send")
+    future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sending_loop())
+    future.result(timeout=SEND_TIMEOUT_S)
