@@ -21,7 +21,7 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from services import REPO, require_services, start, stop
+from services import REPO, require_services, start, stop, summary
 
 sys.path.insert(0, str(REPO))
 
@@ -50,16 +50,6 @@ class ModelNew(nn.Module):
 """
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
-def summary(values: list[float]) -> dict:
-    return {"median": round(statistics.median(values), 3), "p90": round(percentile(values, 0.9), 3),
-            "mean": round(statistics.fmean(values), 3)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--candidates", type=int, default=500)
@@ -74,7 +64,6 @@ def main() -> None:
     import django
 
     django.setup()
-    import dramatiq
     import redis
     from django.core.management import call_command
     from django.db import transaction
@@ -88,7 +77,6 @@ def main() -> None:
     Problem.objects.all().delete()
     GpuWorker.objects.all().delete()
     redis.Redis.from_url(redis_url).flushdb()
-    dramatiq.get_broker()
 
     log_dir = REPO / "var" / "load"
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -115,7 +103,7 @@ def main() -> None:
 
         deadline = time.monotonic() + args.timeout_s
         while True:
-            pending = Evaluation.objects.filter(status__in=["queued", "running"]).count()
+            pending = Evaluation.objects.filter(status__in=Evaluation.PENDING).count()
             if pending == 0 or time.monotonic() > deadline:
                 break
             print(f"{time.time() - enqueued:7.0f} s: {pending} pending", flush=True)

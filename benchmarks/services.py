@@ -2,6 +2,7 @@
 
 import os
 import signal
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,18 @@ def ensure_database(url: str) -> None:
     with psycopg.connect(admin, autocommit=True) as connection:
         if not connection.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
             connection.execute(f'CREATE DATABASE "{name}"')
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def summary(values: list[float], *, scale: float = 1.0, digits: int = 3) -> dict:
+    """Median, p90, p99, max and mean of `values`, each times `scale` and rounded."""
+    figures = {"median": statistics.median(values), "p90": percentile(values, 0.9), "p99": percentile(values, 0.99),
+               "max": max(values), "mean": statistics.fmean(values)}
+    return {name: round(value * scale, digits) for name, value in figures.items()}
 
 
 def start(command: list[str], log: Path, **env) -> subprocess.Popen:

@@ -16,14 +16,13 @@ import json
 import os
 import re
 import socket
-import statistics
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from services import REPO, require_services, start, stop
+from services import REPO, require_services, start, stop, summary
 
 sys.path.insert(0, str(REPO))
 
@@ -107,11 +106,6 @@ async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Ev
                 return
 
 
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -193,8 +187,7 @@ def main() -> None:
         "deltas_expected": expected, "deltas_received": len(latencies),
         "runs_finished": {k: v for k, v in counts.items() if k not in ("runs", "connected")},
         "wall_s": round(wall, 1),
-        "latency_ms": {"p50": round(1000 * statistics.median(latencies), 1), "p90": round(1000 * percentile(latencies, 0.9), 1),
-                       "p99": round(1000 * percentile(latencies, 0.99), 1), "max": round(1000 * max(latencies), 1)},
+        "latency_ms": summary(latencies, scale=1000, digits=1),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))

@@ -6,7 +6,6 @@ evaluation (queued, building, checking, timing, done) is sent to the groups it b
 
 import logging
 
-from channels.layers import get_channel_layer
 
 from kernels.broadcast import group_send
 from kernels.events import candidate_group, evaluation_event, leaderboard_group, run_group
@@ -26,9 +25,6 @@ def groups_of(evaluation) -> list[str]:
 
 def publish_evaluation(evaluation) -> None:
     """Send the evaluation's current state; a broken layer is logged, never fails the job."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
     message = {"type": "arena.event", "event": evaluation_event(evaluation)}
     for group in groups_of(evaluation):
         try:

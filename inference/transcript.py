@@ -7,7 +7,6 @@ and then continue live without a gap (see inference.consumers).
 import logging
 import time
 
-from channels.layers import get_channel_layer
 from django.db.models import Max
 
 from kernels.broadcast import group_send
@@ -27,7 +26,6 @@ class Transcript:
     def __init__(self, run: OptimizationRun):
         self.run = run
         self._seq = RunEvent.objects.filter(run=run).aggregate(last=Max("seq"))["last"] or 0
-        self._layer = get_channel_layer()
         self._pending: tuple[str, int, list[str]] | None = None  # (kind, round, texts) not yet stored
         self._last_delta_at = 0.0
 
@@ -66,8 +64,6 @@ class Transcript:
 
     def publish(self, message: dict) -> None:
         """Send to live viewers; a broken layer loses liveness, never the stored transcript."""
-        if self._layer is None:
-            return
         try:
             group_send(run_group(self.run.pk), {"type": "arena.event", "event": message})
         except Exception:
