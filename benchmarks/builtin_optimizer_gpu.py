@@ -6,6 +6,12 @@ Plain Python + torch (no Django): on an H100 box with the repository checked out
     python benchmarks/builtin_optimizer_gpu.py --out var/builtin-candidates --per-level 5
     bash var/builtin-candidates/verify.sh        # the harness CLI on each candidate, on CUDA
 
+or, for a batch on a lent GPU, verify them in parallel (one device lock: checks overlap, timing
+never does) against eager and torch.compile, then print the tables for RESULTS.md:
+
+    python benchmarks/builtin_optimizer_gpu.py --out var/builtin-candidates --verify --budget-s 500
+    python benchmarks/builtin_optimizer_gpu.py --out var/builtin-candidates --report
+
 writes, per problem, `problem.py`, one `NN-<transformation>.py` per round (the order a run with
 no verdicts would propose them; `--all` writes every applicable transformation), the builtin's
 answer text, and a `manifest.json` with the analysis (speed-of-light floor, eager estimate) and
@@ -15,9 +21,14 @@ each candidate's estimated saving. `verify.sh` writes each verdict next to its c
 import argparse
 import gzip
 import json
+import math
 import random
 import shlex
+import statistics
 import sys
+import threading
+import time
+from collections import defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,6 +40,8 @@ from inference.backends.builtin.transformations import candidate_code, plan  # n
 from inference.prompts import PriorCandidate  # noqa: E402
 
 BASELINES = "eager,compile,compile-ro,cudagraph"
+# The batch compares with eager and torch.compile (default), the two figures the report gives.
+BATCH_BASELINES = "eager,compile"
 
 
 def load_release(path: Path) -> list[dict]:
@@ -91,6 +104,79 @@ def verify_script(manifest: list[dict], out: Path, device: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def verify_batch(out: Path, budget_s: float, parallel: int, device_lock: Path) -> None:
+    """Every candidate of the manifest through the harness CLI on CUDA, several at a time."""
+    from harness_cuda_l1 import BATCH_LIMITS, BATCH_PLAN, BUILD_CACHE, append, load_results, run_cli
+
+    results = out / "verdicts.jsonl"
+    done = load_results(results)
+    manifest = json.loads((out / "manifest.json").read_text())
+    todo = [(entry, c) for entry in manifest for c in entry["candidates"] if f"{entry['folder']}/{c['file']}" not in done]
+    limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(device_lock)}
+    print(f"{len(done)} done, {len(todo)} to verify against {BATCH_BASELINES}", flush=True)
+    began, lock = time.monotonic(), threading.Lock()
+
+    def worker():
+        while time.monotonic() - began < budget_s:
+            with lock:
+                if not todo:
+                    return
+                entry, candidate = todo.pop(0)
+            folder = out / entry["folder"]
+            verdict, wall, log = run_cli(["verify", "--problem", str(folder / "problem.py"), "--candidate",
+                                          str(folder / candidate["file"]), "--device", "cuda", "--baselines", BATCH_BASELINES,
+                                          "--json", "--plan", json.dumps(BATCH_PLAN), "--limits", json.dumps(limits),
+                                          "--baseline-cache", str(out / "baselines")], 900)
+            verdict = verdict or {"status": "harness-failure", "reason": log[-600:]}
+            record = {"key": f"{entry['folder']}/{candidate['file']}", "level": entry["level"], "task": entry["task"],
+                      "transformation": candidate["transformation"], "wall_s": round(wall, 1), "status": verdict["status"],
+                      "reason": verdict.get("reason", "")[:600], "speedups": (verdict.get("timing") or {}).get("speedups"),
+                      "flags": verdict.get("flags", []), "tier": (verdict.get("correctness") or {}).get("precision_tier"),
+                      "cost": verdict.get("cost"), "env": verdict.get("env")}
+            append(results, record)
+            print(f"builtin {record['key']:48s} {record['status']:9s} {wall:6.1f}s {record['speedups']}", flush=True)
+
+    threads = [threading.Thread(target=worker) for _ in range(parallel)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def _stats(values: list[float]) -> str:
+    if not values:
+        return "- / - / -"
+    geomean = math.exp(sum(math.log(v) for v in values) / len(values))
+    return f"{statistics.mean(values):.2f} / {statistics.median(values):.2f} / {geomean:.2f}"
+
+
+def report(out: Path, release: Path) -> None:
+    """Per level: share verified, speedups over eager and torch.compile, beside CUDA-L1's H100 claims."""
+    from harness_cuda_l1 import load_results
+
+    results = load_results(out / "verdicts.jsonl")
+    published = {(r["level_id"], r["task_id"]): r for r in load_release(release)}
+    by_level = defaultdict(list)
+    for record in results.values():
+        by_level[record["level"]].append(record)
+    print("| level | problems | verified | over eager: mean / median / geomean | over torch.compile: mean / median / "
+          "geomean | CUDA-L1 published over eager, same tasks | CUDA-L1 published over torch.compile, same tasks |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for level in sorted(by_level):
+        records = by_level[level]
+        verified = [r for r in records if r["status"] == "verified" and r.get("speedups")]
+        eager = [r["speedups"]["eager"] for r in verified if r["speedups"].get("eager")]
+        compiled = [r["speedups"]["compile"] for r in verified if r["speedups"].get("compile")]
+        claims = [published.get((level, r["task"]), {}) for r in records]
+        print(f"| {level} | {len(records)} | {len(verified)} ({100 * len(verified) / len(records):.0f}%) | {_stats(eager)} | "
+              f"{_stats(compiled)} | {_stats([c['score_default'] for c in claims if c.get('score_default')])} | "
+              f"{_stats([c['score_torch_compile_default'] for c in claims if c.get('score_torch_compile_default')])} |")
+    print("\nNot verified:\n")
+    for record in sorted(results.values(), key=lambda r: r["key"]):
+        if record["status"] != "verified":
+            print(f"- {record['key']} ({record['transformation']}): {record['status']}: {record['reason'][:200]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--release", type=Path, default=REPO / "data" / "cuda-l1" / "h100.jsonl.gz")
@@ -102,7 +188,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="every applicable transformation instead")
     parser.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     parser.add_argument("--analysis-timeout", type=float, default=120.0)
+    parser.add_argument("--verify", action="store_true", help="verify the candidates already written to --out")
+    parser.add_argument("--report", action="store_true", help="print the tables of the verdicts in --out")
+    parser.add_argument("--budget-s", type=float, default=1800)
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--device-lock", type=Path, help="the lock file shared with other batches on this GPU "
+                        "(default: gpu.lock in --out)")
     args = parser.parse_args(argv)
+    if args.verify:
+        verify_batch(args.out.resolve(), args.budget_s, args.parallel, (args.device_lock or args.out / "gpu.lock").resolve())
+        return 0
+    if args.report:
+        report(args.out, args.release)
+        return 0
 
     rows = sample(load_release(args.release), [int(v) for v in args.levels.split(",")], args.per_level, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)

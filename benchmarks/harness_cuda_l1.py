@@ -11,8 +11,11 @@ batch cut short by a time limit resumes where it stopped.
     python benchmarks/harness_cuda_l1.py cost   --state var/harness-h100   # one level-1 candidate, cold and cached
     python benchmarks/harness_cuda_l1.py report --state var/harness-h100   # markdown tables for RESULTS.md
 
-`verify` runs two CLI processes at a time that share a device lock: one starts up (torch's import,
-CUDA's context) while the other holds the GPU; measurements never overlap.
+`verify` runs several CLI processes at a time that share one device lock (the harness's
+`device_lock_path`): their start-up, builds and correctness checks overlap, their measurements never
+do (the lock is exclusive while timing). Run beside `build`, it takes candidates without a
+`load_inline` build first and each built one as soon as its build is recorded. A verdict that ran
+out of memory while others shared the GPU is measured again alone at the end.
 """
 
 import argparse
@@ -31,6 +34,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO / "data" / "cuda-l1" / "h100.jsonl.gz"
+BUILD_CACHE = "/tmp/kernel-arena-build-cache"
+BUILDING = "building"  # a file in the state folder while `build` runs
 ALL_BASELINES = "eager,compile,compile-ro,cudagraph"
 # Sized for 227 candidates inside a few device hours' minutes; the defaults are for the platform.
 BATCH_PLAN = {"trials": 2, "inputs_per_trial": 2, "warmup_rounds": 2, "min_samples": 15, "max_samples": 40,
@@ -96,7 +101,7 @@ def write_sources(folder: Path, row: dict) -> tuple[Path, Path]:
 
 def verify_row(row: dict, folder: Path, state: Path, *, baselines: str, plan: dict | None = None, timeout: float = 480):
     problem, candidate = write_sources(folder, row)
-    limits = {**BATCH_LIMITS, "build_cache_dir": "/tmp/kernel-arena-build-cache", "device_lock_path": str(state / "gpu.lock")}
+    limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(state / "gpu.lock")}
     verdict, wall, log = run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
                                   "--baselines", baselines, "--json", "--plan", json.dumps(plan or BATCH_PLAN),
                                   "--limits", json.dumps(limits), "--baseline-cache", str(state / "baselines")], timeout)
@@ -120,6 +125,7 @@ def summarize(row: dict, verdict: dict | None, wall: float, log: str, baselines:
         shape_check=(correctness.get("shape_check") or {}).get("status"), language=(verdict.get("static") or {}).get("language"),
         kernels=[k["name"][:80] for k in (verdict.get("kernels") or {}).get("candidate", [])[:5]],
         env={k: (verdict.get("env") or {}).get(k) for k in ("gpu", "driver", "cuda", "torch", "triton", "compute_capability")},
+        cost=verdict.get("cost"),
     )
     return record
 
@@ -132,7 +138,7 @@ def command_smoke(state: Path) -> None:
              ("matmul", "gpu_illegal_address", "eager"), ("matmul", "hack_lazy_tensor", "eager"),
              ("matmul", "hack_background_thread", "eager"), ("matmul", "hack_timing_aware", "eager")]
     for problem, candidate, baselines in cases:
-        limits = {"build_cache_dir": "/tmp/kernel-arena-build-cache", "call_time_s": 60}
+        limits = {"build_cache_dir": BUILD_CACHE, "call_time_s": 60}
         plan = {**BATCH_PLAN, "trials": 2, "min_samples": 10}
         verdict, wall, log = run_cli(["verify", "--problem", str(tests / "problems" / f"{problem}.py"),
                                       "--candidate", str(tests / "candidates" / f"{candidate}.py"), "--device", "cuda",
@@ -162,59 +168,91 @@ def command_build(state: Path, workers: int) -> None:
 
     def build(row):
         problem, candidate = write_sources(folder, row)
-        limits = {"build_time_s": 420, "build_cache_dir": "/tmp/kernel-arena-build-cache"}
+        limits = {"build_time_s": 420, "build_cache_dir": BUILD_CACHE}
         reply, wall, log = run_cli(["build", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
                                     "--limits", json.dumps(limits)], 480)
         record = {"key": key(row), "wall_s": round(wall, 1), **(reply or {"built": False, "reason": log[-400:]})}
         append(results, record)
         print(f"built {record['key']:7s} {record.get('built')} {wall:5.1f}s {str(record.get('reason'))[:100]}", flush=True)
 
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        list(pool.map(build, todo))
+    (state / BUILDING).touch()
+    try:
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            list(pool.map(build, todo))
+    finally:
+        (state / BUILDING).unlink(missing_ok=True)
 
 
 def needs_build(row: dict) -> bool:
     return "load_inline" in row["custom_code"] or "cpp_extension" in row["custom_code"]
 
 
-def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: bool = False) -> None:
+def ran_out_of_memory(record: dict) -> bool:
+    return record.get("status") in ("error", "crashed") and "out of memory" in (record.get("reason") or "").lower()
+
+
+def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: bool = False, first: tuple = ()) -> None:
     results = state / "verify.jsonl"
+    built = state / "build.jsonl"
     done = load_results(results)
     # The four-letter placeholder "None" is no candidate: its verdict (no ModelNew) needs no GPU,
     # and `placeholders` records it without one.
     rows = [r for r in entries() if r["custom_code"] != "None" and not (skip_builds and needs_build(r))]
     sample = all_baseline_sample(rows)
-    # Levels interleaved, so a batch cut short still covers every level.
+    # Levels interleaved, so a batch cut short still covers every level; `first` before the rest.
     by_level = defaultdict(list)
     for row in sorted(rows, key=lambda r: (r["level_id"], r["task_id"])):
         by_level[row["level_id"]].append(row)
     order = [row for group in zip(*(by_level[lv] + [None] * 100 for lv in sorted(by_level))) for row in group if row]
+    order.sort(key=lambda r: key(r) not in first)
     todo = [r for r in order if key(r) not in done]
     print(f"{len(done)} done, {len(todo)} to go; all four baselines on {len(sample)} sampled tasks", flush=True)
     began = time.monotonic()
     folder = Path(tempfile.mkdtemp())
-    queue = iter(todo)
     queue_lock = threading.Lock()
+
+    def next_row():
+        """The first candidate that is ready: needs no build, or its build is recorded."""
+        with queue_lock:
+            building = (state / BUILDING).exists()
+            ready = load_results(built) if building else {}
+            for index, row in enumerate(todo):
+                if not building or not needs_build(row) or key(row) in ready:
+                    return todo.pop(index)
+            return "wait" if todo else None
+
+    def run(row, baselines):
+        record = verify_row(row, folder, state, baselines=baselines)
+        append(results, record)
+        speed = (record.get("speedups") or {}).get("eager")
+        print(f"{record['key']:7s} {record['status']:9s} {record['wall_s']:6.1f}s "
+              f"eager {speed if speed is None else round(speed, 2)} published {record['score_default']} "
+              f"{(record.get('failed_check') or '')} {','.join(record.get('flags') or [])}", flush=True)
+        return record
+
+    out_of_memory = []
 
     def worker():
         while time.monotonic() - began < budget_s:
-            with queue_lock:
-                row = next(queue, None)
+            row = next_row()
             if row is None:
                 return
-            baselines = ALL_BASELINES if key(row) in sample else "eager"
-            record = verify_row(row, folder, state, baselines=baselines)
-            append(results, record)
-            speed = (record.get("speedups") or {}).get("eager")
-            print(f"{record['key']:7s} {record['status']:9s} {record['wall_s']:6.1f}s "
-                  f"eager {speed if speed is None else round(speed, 2)} published {record['score_default']} "
-                  f"{(record.get('failed_check') or '')} {','.join(record.get('flags') or [])}", flush=True)
+            if row == "wait":
+                time.sleep(2)
+                continue
+            record = run(row, ALL_BASELINES if key(row) in sample else "eager")
+            if ran_out_of_memory(record):
+                out_of_memory.append(row)
 
     threads = [threading.Thread(target=worker) for _ in range(parallel)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    for row in out_of_memory:  # alone on the GPU now
+        if time.monotonic() - began < budget_s:
+            record = run(row, ALL_BASELINES if key(row) in sample else "eager")
+            append(results, {**record, "key": key(row), "rerun_alone": True})
 
 
 REPEAT_TASKS = ("L1T1", "L1T23", "L2T12", "L2T40", "L3T1")
@@ -248,7 +286,7 @@ def command_cost(state: Path) -> None:
         for label in ("cold", "cached", "cached-again"):
             verdict, wall, log = run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
                                           "--baselines", ALL_BASELINES, "--json", "--baseline-cache", cache,
-                                          "--limits", json.dumps({"build_cache_dir": "/tmp/kernel-arena-build-cache"})], 600)
+                                          "--limits", json.dumps({"build_cache_dir": BUILD_CACHE})], 600)
             record = summarize(rows["L1T1"], verdict, wall, log, ALL_BASELINES)
             append(results, {**record, "key": f"L1T1-{label}", "plan": "defaults"})
             print(f"cost {label}: {wall:.1f}s {record['status']} {record.get('speedups')}", flush=True)
@@ -336,7 +374,8 @@ def main() -> None:
     parser.add_argument("--state", default="var/harness-h100")
     parser.add_argument("--budget-s", type=float, default=520)
     parser.add_argument("--workers", type=int, default=14)
-    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--parallel", type=int, default=3)
+    parser.add_argument("--first", default="", help="comma-separated keys (L1T9,...) to verify before the rest")
     parser.add_argument("--skip-builds", action="store_true", help="verify only candidates with no load_inline build")
     args = parser.parse_args()
     state = Path(args.state)
@@ -346,7 +385,7 @@ def main() -> None:
     elif args.command == "build":
         command_build(state, args.workers)
     elif args.command == "verify":
-        command_verify(state, args.budget_s, args.parallel, args.skip_builds)
+        command_verify(state, args.budget_s, args.parallel, args.skip_builds, tuple(filter(None, args.first.split(","))))
     elif args.command == "placeholders":
         command_placeholders(state)
     elif args.command == "repeat":

@@ -13,6 +13,9 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+# The harness's settings types: standard library only, no Django, no torch.
+from evaluation.harness.limits import Limits, Plan, coerce
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -229,6 +232,24 @@ EVALUATION_BASELINES_GPU = env.list("ARENA_BASELINES_GPU", default=["eager", "co
 EVALUATION_BASELINES_CPU = env.list("ARENA_BASELINES_CPU", default=["eager"])
 EVALUATION_TIME_LIMIT_MS = env.int("ARENA_EVALUATION_TIME_LIMIT_S", default=1800) * 1000
 BASELINE_CACHE_DIR = env.str("ARENA_BASELINE_CACHE_DIR", default=str(VAR_DIR / "baselines"))
+
+
+def _harness_setting(name: str, kind) -> dict:
+    """A JSON object of the harness's Plan or Limits fields to change, checked when settings load."""
+    try:
+        value = env.json(name, default={})
+        coerce(kind, value)
+    except (TypeError, ValueError) as exc:
+        raise ImproperlyConfigured(f"{name} must be a JSON object of {kind.__name__} fields "
+                                   f"(evaluation/harness/limits.py), e.g. '{{\"timing_budget_s\": 5}}': {exc}") from exc
+    return value
+
+
+# How thoroughly this worker checks and times (Plan) and what one verification may spend (Limits),
+# as the fields to change from the harness's defaults: e.g. ARENA_HARNESS_PLAN='{"timing_budget_s": 5}',
+# ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}'.
+EVALUATION_HARNESS_PLAN = _harness_setting("ARENA_HARNESS_PLAN", Plan)
+EVALUATION_HARNESS_LIMITS = _harness_setting("ARENA_HARNESS_LIMITS", Limits)
 
 # Run loops: how long a round waits for its verdicts before it goes on without them, and how
 # long a whole run may take.

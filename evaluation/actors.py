@@ -134,6 +134,8 @@ def evaluate(evaluation_id: int) -> None:
                 baselines=_baselines_for(device),
                 on_progress=_on_progress(evaluation),
                 baseline_cache_dir=settings.BASELINE_CACHE_DIR,
+                plan=settings.EVALUATION_HARNESS_PLAN,
+                limits=settings.EVALUATION_HARNESS_LIMITS,
             )
             evaluation.harness_seconds = round(time.monotonic() - began, 3)
         evaluation.record_verdict(verdict, worker=current_registration().name)
@@ -179,6 +181,8 @@ def check_proof(proof_check_id: int) -> None:
                 device=device,
                 baselines=(),
                 proof_inputs_source=check.report.proof_code,
+                plan=settings.EVALUATION_HARNESS_PLAN,
+                limits=settings.EVALUATION_HARNESS_LIMITS,
             )
     except Exception as exc:
         logger.exception("proof check %s of report %s on %s failed", check.pk, check.report_id, check.arch)

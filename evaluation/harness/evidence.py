@@ -61,6 +61,7 @@ class Evidence:
     rates: dict | None = None
     sandbox: dict = field(default_factory=dict)
     log_excerpt: str = ""
+    cost: dict = field(default_factory=dict)  # wall seconds per step, and waiting for the device
 
     def candidate_calls(self, *phases: str) -> list[Call]:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]

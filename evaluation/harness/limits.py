@@ -25,8 +25,9 @@ class Limits:
     # Where load_inline and Triton keep builds, keyed by the candidate's source hash; None: a
     # folder under the system's temporary directory.
     build_cache_dir: str | None = None
-    # A file locked (flock) while this verification uses the GPU, from inspecting the problem to the
-    # last call: runs started together overlap their process start-up, never their measurements.
+    # A file locked (flock) while this verification uses the GPU: shared from inspecting the problem
+    # to the last call, exclusive while timing. Verifications sharing it overlap their start-up,
+    # builds and checks, never a measurement (pipeline.DeviceLock).
     device_lock_path: str | None = None
 
 

@@ -44,17 +44,60 @@ REQUIRED_AFTER_CALL = ("ms", "inputs_before", "inputs_after")
 STAGES = ("building", "checking", "timing", "done")
 
 
-@contextlib.contextmanager
-def device_lock(path: str | None):
-    if not path:
-        yield
-        return
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+class DeviceLock:
+    """A readers-writer lock on a file (flock), shared by the verifications of one GPU.
+
+    Work that only needs the GPU to be right (inspecting, building, checking) holds it shared, so
+    several verifications overlap it; measurements hold it exclusive, so nothing else runs on the
+    device while a sample is taken. A second file is a turnstile: a verification waiting for the
+    exclusive lock holds it, so new shared holders queue behind that wait instead of starving it.
+    Nobody waits for one lock while holding the other, so it cannot deadlock. With no path the
+    lock does nothing (one verification per device, as a worker runs them)."""
+
+    def __init__(self, path: str | None):
+        self.path = path
+        self.mode = None
+        self.waited_s = 0.0
+        self._main = self._turnstile = None
+
+    def __enter__(self):
+        if self.path:
+            self._main = open(self.path, "a")
+            self._turnstile = open(self.path + ".turnstile", "a")
+            self._take(fcntl.LOCK_SH)
+        return self
+
+    def __exit__(self, *exc):
+        if self._main is not None:
+            fcntl.flock(self._main, fcntl.LOCK_UN)
+            self._main.close()
+            self._turnstile.close()
+            self._main = self._turnstile = None
+            self.mode = None
+
+    def _take(self, mode: int) -> None:
+        began = time.monotonic()
+        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self._main, mode)
+        finally:
+            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
+        self.waited_s += time.monotonic() - began
+        self.mode = mode
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        """The device to this verification alone, then back to shared."""
+        if self._main is None or self.mode == fcntl.LOCK_EX:
+            yield
+            return
+        fcntl.flock(self._main, fcntl.LOCK_UN)
+        self._take(fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(self._main, fcntl.LOCK_UN)
+            self._take(fcntl.LOCK_SH)
 
 
 class Stop(Exception):
@@ -95,6 +138,17 @@ class Session:
         # The first call of each new instance compiles what it compiles lazily (torch.compile,
         # Triton's JIT): it runs under the build limit, later calls under the call limit.
         self.building = False
+        self.lock = DeviceLock(None)
+
+    @contextlib.contextmanager
+    def step(self, name: str):
+        """Wall time per step, for the verdict's `cost` (where a verification's time goes)."""
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            steps = self.ev.cost.setdefault("steps_s", {})
+            steps[name] = round(steps.get(name, 0.0) + time.monotonic() - began, 3)
 
     # -- plumbing -------------------------------------------------------------------------------
 
@@ -196,18 +250,24 @@ class Session:
         to_build = [b for b in self.ev.baselines if b not in self.ev.cached_baselines]
         if "eager" not in to_build:
             to_build.insert(0, "eager")
+        measure_rates = self.ev.rates is None and self.plan.speed_of_light and bool(self.ev.baselines)
+        # Measuring the device's ceilings is a measurement: nothing else may run beside it.
+        with self.lock.exclusive() if measure_rates else contextlib.nullcontext():
+            self._prepare(to_build, measure_rates)
+        if self.ev.rates is None:
+            self.ev.rates = self.ev.prepared.get("rates")
+            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
+        self.env_key = key
+
+    def _prepare(self, to_build: list[str], measure_rates: bool) -> None:
         self.ev.prepared = self.ask(CANDIDATE, "prepare", {
             "device": self.device, "problem_path": str(self.homes[CANDIDATE] / "problem.py"),
             "proof_path": str(self.homes[CANDIDATE] / "proof.py") if self.proof_source else None,
             "baselines": to_build, "setup_seed": self.seed(), "flush_bytes": self.plan.flush_bytes,
             "gpu_memory_fraction": self.limits.gpu_memory_fraction,
-            "measure_rates": self.ev.rates is None and self.plan.speed_of_light and bool(self.ev.baselines),
+            "measure_rates": measure_rates,
             "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
         }, self.limits.start_time_s)
-        if self.ev.rates is None:
-            self.ev.rates = self.ev.prepared.get("rates")
-            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
-        self.env_key = key
 
     def load(self) -> None:
         reply = self.ask(CANDIDATE, "load", {"candidate_path": str(self.homes[CANDIDATE] / "candidate.py")},
@@ -368,6 +428,7 @@ class Session:
         self.progress("building")
         if not self.ev.static.get("parse_error"):
             root = Path(tempfile.mkdtemp(prefix="kernel-arena-run-"))
+            began = time.monotonic()
             try:
                 self.start(root)
                 (steps or self._steps)()
@@ -376,31 +437,44 @@ class Session:
             finally:
                 self._close()
                 shutil.rmtree(root, ignore_errors=True)
+                self.ev.cost["total_s"] = round(time.monotonic() - began, 3)
         verdict = scoring.verdict(self.ev, plan=self.plan, limits=self.limits)
         self._store_baselines(verdict)
         self.progress("done")
         return verdict
 
     def _steps(self) -> None:
-        self.start_up()
-        with device_lock(self.limits.device_lock_path):
-            self._device_steps()
+        with self.step("start_up"):
+            self.start_up()
+        self.lock = DeviceLock(self.limits.device_lock_path)
+        try:
+            with self.lock:
+                self._device_steps()
+        finally:
+            self.ev.cost["device_wait_s"] = round(self.lock.waited_s, 3)
 
     def _device_steps(self) -> None:
-        self.inspect()
-        self.prepare()
-        self.load()
+        with self.step("inspect"):
+            self.inspect()
+        with self.step("prepare"):
+            self.prepare()
+        with self.step("load"):
+            self.load()
         self.progress("checking")
-        self.trials()
-        self.proof()
+        with self.step("check"):
+            self.trials()
+            self.proof()
         self.progress("timing")
-        self.time()
-        self.profile()
-        try:
-            self.shapes()
-        except Stop:
-            if self.ev.fault:
-                raise
+        with self.step("time"), self.lock.exclusive():
+            self.time()
+        with self.step("profile"):
+            self.profile()
+        with self.step("shapes"):
+            try:
+                self.shapes()
+            except Stop:
+                if self.ev.fault:
+                    raise
         self.finish()
 
     def build_steps(self) -> None:

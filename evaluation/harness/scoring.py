@@ -128,6 +128,7 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
         "env": ev.env or {},
         "sandbox": ev.sandbox,
         "log_excerpt": ev.log_excerpt,
+        "cost": ev.cost,
     }
     if timing:
         result["timing"] = timing

@@ -94,3 +94,6 @@ class Verdict(TypedDict, total=False):
     env: dict
     sandbox: dict
     log_excerpt: str
+    # Where the verification's wall time went: seconds per step (start_up, inspect, prepare, load,
+    # check, time, profile, shapes), the time spent waiting for the device lock, and the total.
+    cost: dict

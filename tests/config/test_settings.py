@@ -20,6 +20,8 @@ print(json.dumps({
     "debug": settings.DEBUG,
     "embedded_worker": settings.EMBEDDED_WORKER,
     "secret_len": len(settings.SECRET_KEY),
+    "harness_plan": settings.EVALUATION_HARNESS_PLAN,
+    "harness_limits": settings.EVALUATION_HARNESS_LIMITS,
 }))
 """
 
@@ -113,3 +115,20 @@ def test_unknown_mode_is_refused(tmp_path):
     result = load_settings(tmp_path, ARENA_MODE="prod")
     assert result.returncode != 0
     assert "ARENA_MODE is 'prod'" in result.stderr
+
+
+def test_harness_plan_and_limits_come_from_the_environment(tmp_path):
+    settings = loaded(tmp_path, ARENA_HARNESS_PLAN='{"timing_budget_s": 5, "trials": 3}',
+                      ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}')
+    assert settings["harness_plan"] == {"timing_budget_s": 5, "trials": 3}
+    assert settings["harness_limits"] == {"device_lock_path": "/run/arena/gpu0.lock"}
+    assert loaded(tmp_path)["harness_plan"] == {}
+
+
+def test_a_misspelt_harness_field_stops_the_process_with_what_to_fix(tmp_path):
+    result = load_settings(tmp_path, ARENA_HARNESS_PLAN='{"timing_budget": 5}')
+    assert result.returncode != 0
+    assert "ARENA_HARNESS_PLAN must be a JSON object of Plan fields" in result.stderr
+    assert "timing_budget" in result.stderr and "timing_budget_s" in result.stderr
+    result = load_settings(tmp_path, ARENA_HARNESS_LIMITS="{not json")
+    assert result.returncode != 0 and "ARENA_HARNESS_LIMITS must be a JSON object" in result.stderr
