@@ -56,6 +56,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout-s", type=float, default=5400)
     parser.add_argument("--out", default="var/load.json")
+    parser.add_argument("--harness-plan", default="", help="the workers' ARENA_HARNESS_PLAN (JSON); default: the "
+                        "harness's own plan. The job path is the same either way; a lighter plan only shortens each job.")
     args = parser.parse_args()
 
     _, redis_url = require_services()
@@ -81,7 +83,8 @@ def main() -> None:
     log_dir = REPO / "var" / "load"
     log_dir.mkdir(parents=True, exist_ok=True)
     workers = [start([sys.executable, "manage.py", "arena_worker", "--arch", "cpu"], log_dir / f"worker-{index}.log",
-                     ARENA_ROLE="worker", CUDA_VISIBLE_DEVICES="", ARENA_VAR_DIR=str(log_dir / "var"))
+                     ARENA_ROLE="worker", CUDA_VISIBLE_DEVICES="", ARENA_VAR_DIR=str(log_dir / "var"),
+                     ARENA_HARNESS_PLAN=args.harness_plan or "{}")
                for index in range(args.workers)]
     try:
         deadline = time.monotonic() + 120
@@ -127,6 +130,7 @@ def main() -> None:
     result = {
         "candidates": args.candidates,
         "workers": args.workers,
+        "harness_plan": json.loads(args.harness_plan or "{}"),
         "cores": os.cpu_count(),
         "evaluations": len(evaluations),
         "candidates_with_one_evaluation": sum(1 for n in per_candidate.values() if n == 1),

@@ -33,6 +33,13 @@ COMPILE_BASELINE_DISCOUNT = 0.6
 # What launching a Triton kernel from Python costs beyond an aten kernel's launch: on an H100 the
 # fused epilogue of level 2 tasks 70 and 76 (2 µs of work) ran 0.70-0.85x of eager, ~10 µs more.
 TRITON_LAUNCH_EXTRA_S = 10e-6
+# What one call of a torch.compile'd module costs beyond its kernels (Dynamo's guards, the wrapper):
+# on an H100, level 1 tasks 27, 49 and 84 (one kernel of 5-8 µs each) ran 0.26-0.30x of eager
+# compiled, 12-21 µs more per call (benchmarks/RESULTS.md, builtin optimizer on the H100).
+COMPILE_CALL_OVERHEAD_S = 12e-6
+# Autotuned matmul and convolution kernels are assumed to gain nothing over cuBLAS and cuDNN: on
+# the same H100, level 1 tasks 4, 56, 63 and 78 (one matmul or convolution each) ran 0.50-0.66x of
+# eager under max-autotune. Only what torch.compile fuses counts for it.
 DEMOTED = 0.4
 PROMOTED = 1.5
 FAST = 1.05
@@ -139,22 +146,27 @@ def _assess(transformation: Transformation, profile: ProblemProfile, roof: Roofl
     compile_saving = COMPILE_FUSED_SHARE * (fusible_s + fusible_launches * launch)
     heavy_s = sum(op_time(op) for op in profile.ops if op.category in (MATMUL, CONVOLUTION))
     key = transformation.key
+    overhead = f", less ~{_us(COMPILE_CALL_OVERHEAD_S)} that each compiled call costs"
     if key == "cuda-graph":
-        saving = max(profile.kernel_launches - 1, 0) * launch
+        # The replay reads the inputs from static buffers: one more copy of every input per call.
+        copy_s = 2 * sum(t.nbytes for t in profile.inputs) / H100.memory_bandwidth
+        saving = max(profile.kernel_launches - 1, 0) * launch - copy_s
         return Assessment(transformation, saving, f"removes the launch cost of {profile.kernel_launches} kernels "
-                          f"(~{launch * 1e6:.0f} µs each): ~{_us(saving)}")
+                          f"(~{launch * 1e6:.0f} µs each), less {_us(copy_s)} to copy the inputs in: ~{_us(saving)}")
     if key == "torch-compile":
-        return Assessment(transformation, compile_saving, f"{fusible_launches} fusible kernels moving "
-                          f"{_us(fusible_s)} worth of memory traffic; if Inductor removes half: ~{_us(compile_saving)}")
+        saving = compile_saving - COMPILE_CALL_OVERHEAD_S
+        return Assessment(transformation, saving, f"{fusible_launches} fusible kernels moving {_us(fusible_s)} worth "
+                          f"of memory traffic; if Inductor removes half (~{_us(compile_saving)}){overhead}: ~{_us(saving)}")
     if key == "torch-compile-max-autotune":
-        saving = compile_saving + 0.1 * heavy_s
-        return Assessment(transformation, saving, f"fusion as torch.compile (~{_us(compile_saving)}) plus ~10% of "
-                          f"the {_us(heavy_s)} in matmuls/convolutions from autotuned kernels: ~{_us(saving)}")
+        # Autotuning costs minutes of compilation for no assumed gain: ranked just below plain compile.
+        saving = compile_saving - COMPILE_CALL_OVERHEAD_S - 1e-9
+        return Assessment(transformation, saving, f"fusion as torch.compile (~{_us(compile_saving)}){overhead}; no "
+                          f"gain assumed on the {_us(heavy_s)} in matmuls/convolutions from autotuned kernels: ~{_us(saving)}")
     if key == "torch-compile-reduce-overhead":
         remaining = max(profile.kernel_launches - COMPILE_FUSED_SHARE * fusible_launches - 1, 0)
-        saving = compile_saving + remaining * launch
+        saving = compile_saving + remaining * launch - COMPILE_CALL_OVERHEAD_S
         return Assessment(transformation, saving, f"fusion (~{_us(compile_saving)}) plus the launch cost of the "
-                          f"~{remaining:.0f} kernels left: ~{_us(saving)}")
+                          f"~{remaining:.0f} kernels left{overhead}: ~{_us(saving)}")
     if key == "triton-epilogue":
         epilogue = profile.epilogue
         if epilogue is None:
@@ -234,20 +246,26 @@ def _family(key: str) -> str:
     return next(t.family for t in CATALOGUE if t.key == key)
 
 
+def _scale(saving: float, factor: float) -> float:
+    """A saving made worth more (factor > 1) or less (factor < 1); a loss is scaled the other way, so
+    that worth less always ranks lower."""
+    return saving * factor if saving >= 0 else saving / factor
+
+
 def _adjust(assessment: Assessment, learned: list[Lesson]) -> None:
     family = assessment.transformation.family
     for lesson in learned:
         if lesson.key is None or _family(lesson.key) != family or lesson.key == assessment.transformation.key:
             continue
         if lesson.failed:
-            assessment.saving_s *= DEMOTED
+            assessment.saving_s = _scale(assessment.saving_s, DEMOTED)
             assessment.adjustments.append(f"demoted: `{lesson.key}` of the same family failed in round {lesson.round}")
         elif lesson.best_speedup is not None and lesson.best_speedup < 1.0:
-            assessment.saving_s *= DEMOTED
+            assessment.saving_s = _scale(assessment.saving_s, DEMOTED)
             assessment.adjustments.append(f"demoted: `{lesson.key}` of the same family was slower than eager "
                                           f"({lesson.best_speedup:.2f}x) in round {lesson.round}")
         elif lesson.best_speedup is not None and lesson.best_speedup >= FAST:
-            assessment.saving_s *= PROMOTED
+            assessment.saving_s = _scale(assessment.saving_s, PROMOTED)
             assessment.adjustments.append(f"promoted: `{lesson.key}` of the same family reached "
                                           f"{lesson.best_speedup:.2f}x in round {lesson.round}")
 
@@ -272,7 +290,7 @@ def plan(profile: ProblemProfile, history: list[PriorCandidate]) -> Plan:
     for transformation in CATALOGUE:
         assessment = _assess(transformation, profile, roof) if roof else _assess_blind(transformation)
         if roof and transformation.family == "torch-compile":
-            assessment.saving_s *= COMPILE_BASELINE_DISCOUNT
+            assessment.saving_s = _scale(assessment.saving_s, COMPILE_BASELINE_DISCOUNT)
             assessment.adjustments.append("counted at 60%: the torch.compile baseline does the same")
         _adjust(assessment, learned)
         ranked.append(assessment)
