@@ -2,7 +2,7 @@
 precision, global state, kernels identical to the reference, speed of light, shape specialization."""
 
 from evaluation import harness
-from tests.harness.conftest import problem, verify
+from tests.harness.conftest import failed_check, problem, verify
 
 
 def test_always_zero_problem_is_degenerate():
@@ -91,3 +91,21 @@ def test_honest_candidate_passes_the_shape_check():
     assert verdict["status"] == "verified", verdict["reason"]
     assert verdict["correctness"]["shape_check"]["status"] == "passed"
     assert verdict["correctness"]["shape_check"]["constants"] == {"batch_size": 9}
+
+
+def test_outputs_that_underflow_float32_are_held_to_the_float32_output():
+    # Against float64 even the problem's own float32 output is off by a relative error near 1: an
+    # honest float32 candidate must not be called incorrect for that (CUDA-L1's level 1 task 50).
+    verdict = verify("product_underflow", "honest_product_logspace")
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert "float32_reference_inexact" in verdict["flags"]
+    assert "held to the float32 eager output" in verdict["flag_details"]["float32_reference_inexact"]
+    assert verdict["correctness"]["max_rel_error"] <= 1e-2
+
+
+def test_a_wrong_answer_still_fails_against_the_float32_output():
+    verdict = verify("product_underflow", "wrong_product_ones")
+
+    assert verdict["status"] == "incorrect", verdict["reason"]
+    assert failed_check(verdict) == "outputs_match_reference"
