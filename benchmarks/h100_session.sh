@@ -35,6 +35,7 @@ start)
       > '$state/verify.log' 2>&1 &
     wait
   " > "$state/session.log" 2>&1 < /dev/null &
+  echo $! > "$state/session.pid"  # setsid made it a session (and process group) leader
   echo "started in the background; state in $state"
   ;;
 pack)
@@ -45,7 +46,9 @@ pack)
   wc -l "$state"/*.jsonl 2>/dev/null
   ;;
 stop)
-  pkill -f "benchmarks/(harness_cuda_l1|actor_path_gpu|builtin_optimizer_gpu).py" ; sleep 3
-  pkill -9 -f "evaluation.harness" ; true
+  # By process group, not by a pattern: a pattern would also match the command that calls this.
+  kill -- "-$(cat "$state/session.pid")" 2>/dev/null; sleep 3
+  # The sandboxed processes run in sessions of their own; the bracket keeps this line from matching itself.
+  pkill -9 -f "evaluation[.]harness[.](candidate|reference)_process"; true
   ;;
 esac
