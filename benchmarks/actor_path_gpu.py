@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness_cuda_l1 import BATCH_LIMITS, BATCH_PLAN, BUILD_CACHE, RELEASE, key, load_results
+from harness_cuda_l1 import BATCH_LIMITS, BATCH_PLAN, BUILD_CACHE, RELEASE, failed_check, load_results
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -81,7 +81,7 @@ def command_run(state: Path, keys: list[str], timeout_s: float) -> None:
             verdict = evaluation.verdict or {}
             record = {"key": name, "arch": evaluation.arch, "evaluations": len(evaluations), "attempts": evaluation.attempts,
                       "status": evaluation.status, "reason": (evaluation.reason or verdict.get("reason", ""))[:400],
-                      "failed_check": next((c["name"] for c in verdict.get("checks", []) if not c["passed"]), None),
+                      "failed_check": failed_check(verdict),
                       "speedups": (verdict.get("timing") or {}).get("speedups"), "harness_s": evaluation.harness_seconds,
                       "flags": verdict.get("flags", []), "worker": evaluation.worker}
             with results.open("a") as handle:

@@ -106,13 +106,12 @@ def verify_script(manifest: list[dict], out: Path, device: str) -> str:
 
 def verify_batch(out: Path, budget_s: float, parallel: int, device_lock: Path) -> None:
     """Every candidate of the manifest through the harness CLI on CUDA, several at a time."""
-    from harness_cuda_l1 import BATCH_LIMITS, BATCH_PLAN, BUILD_CACHE, append, load_results, run_cli
+    from harness_cuda_l1 import append, load_results, verify_files
 
     results = out / "verdicts.jsonl"
     done = load_results(results)
     manifest = json.loads((out / "manifest.json").read_text())
     todo = [(entry, c) for entry in manifest for c in entry["candidates"] if f"{entry['folder']}/{c['file']}" not in done]
-    limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(device_lock)}
     print(f"{len(done)} done, {len(todo)} to verify against {BATCH_BASELINES}", flush=True)
     began, lock = time.monotonic(), threading.Lock()
 
@@ -123,10 +122,8 @@ def verify_batch(out: Path, budget_s: float, parallel: int, device_lock: Path) -
                     return
                 entry, candidate = todo.pop(0)
             folder = out / entry["folder"]
-            verdict, wall, log = run_cli(["verify", "--problem", str(folder / "problem.py"), "--candidate",
-                                          str(folder / candidate["file"]), "--device", "cuda", "--baselines", BATCH_BASELINES,
-                                          "--json", "--plan", json.dumps(BATCH_PLAN), "--limits", json.dumps(limits),
-                                          "--baseline-cache", str(out / "baselines")], 900)
+            verdict, wall, log = verify_files(folder / "problem.py", folder / candidate["file"], baselines=BATCH_BASELINES,
+                                              device_lock=device_lock, baseline_cache=out / "baselines", timeout=900)
             verdict = verdict or {"status": "harness-failure", "reason": log[-600:]}
             record = {"key": f"{entry['folder']}/{candidate['file']}", "level": entry["level"], "task": entry["task"],
                       "transformation": candidate["transformation"], "wall_s": round(wall, 1), "status": verdict["status"],

@@ -99,13 +99,25 @@ def write_sources(folder: Path, row: dict) -> tuple[Path, Path]:
     return problem, candidate
 
 
+def verify_files(problem: Path, candidate: Path, *, baselines: str, device_lock: Path, baseline_cache: Path,
+                 plan: dict | None = None, timeout: float = 480) -> tuple[dict | None, float, str]:
+    """One CUDA verification through the CLI with the batch's plan and limits, on the shared device lock."""
+    limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(device_lock)}
+    return run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
+                    "--baselines", baselines, "--json", "--plan", json.dumps(plan or BATCH_PLAN),
+                    "--limits", json.dumps(limits), "--baseline-cache", str(baseline_cache)], timeout)
+
+
 def verify_row(row: dict, folder: Path, state: Path, *, baselines: str, plan: dict | None = None, timeout: float = 480):
     problem, candidate = write_sources(folder, row)
-    limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(state / "gpu.lock")}
-    verdict, wall, log = run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
-                                  "--baselines", baselines, "--json", "--plan", json.dumps(plan or BATCH_PLAN),
-                                  "--limits", json.dumps(limits), "--baseline-cache", str(state / "baselines")], timeout)
+    verdict, wall, log = verify_files(problem, candidate, baselines=baselines, device_lock=state / "gpu.lock",
+                                      baseline_cache=state / "baselines", plan=plan, timeout=timeout)
     return summarize(row, verdict, wall, log, baselines)
+
+
+def failed_check(verdict: dict) -> str | None:
+    """The check that decided a verdict's status, if one failed."""
+    return next((c["name"] for c in verdict.get("checks", []) if not c["passed"]), None)
 
 
 def summarize(row: dict, verdict: dict | None, wall: float, log: str, baselines: str) -> dict:
@@ -114,7 +126,7 @@ def summarize(row: dict, verdict: dict | None, wall: float, log: str, baselines:
     if verdict is None:
         record.update(status="harness-failure", reason=log[-600:])
         return record
-    failed = next((c["name"] for c in verdict.get("checks", []) if not c["passed"]), None)
+    failed = failed_check(verdict)
     timing = verdict.get("timing") or {}
     correctness = verdict.get("correctness") or {}
     record.update(
@@ -221,8 +233,8 @@ def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: boo
                     return todo.pop(index)
             return "wait" if todo else None
 
-    def run(row, baselines):
-        record = verify_row(row, folder, state, baselines=baselines)
+    def run(row, **extra):
+        record = {**verify_row(row, folder, state, baselines=ALL_BASELINES if key(row) in sample else "eager"), **extra}
         append(results, record)
         speed = (record.get("speedups") or {}).get("eager")
         print(f"{record['key']:7s} {record['status']:9s} {record['wall_s']:6.1f}s "
@@ -240,7 +252,7 @@ def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: boo
             if row == "wait":
                 time.sleep(2)
                 continue
-            record = run(row, ALL_BASELINES if key(row) in sample else "eager")
+            record = run(row)
             if ran_out_of_memory(record):
                 out_of_memory.append(row)
 
@@ -251,8 +263,7 @@ def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: boo
         thread.join()
     for row in out_of_memory:  # alone on the GPU now
         if time.monotonic() - began < budget_s:
-            record = run(row, ALL_BASELINES if key(row) in sample else "eager")
-            append(results, {**record, "key": key(row), "rerun_alone": True})
+            run(row, rerun_alone=True)
 
 
 REPEAT_TASKS = ("L1T1", "L1T23", "L2T12", "L2T40", "L3T1")
