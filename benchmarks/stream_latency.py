@@ -5,6 +5,8 @@ the broker and the channel layer, PostgreSQL for the transcript. A local OpenAI-
 plays the model: each run's answer is a stream of deltas stamped with the wall-clock time they are
 sent. A client per run connects to the run's WebSocket before it starts and records, for every
 stamp it receives, the time since it was sent. Everything runs on this machine, so one clock.
+Each client also counts events it missed, got twice or out of order (it is connected from the
+start, so it should get every event once, in order), and runs whose end never reached it.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/kernel_arena_load REDIS_URL=redis://127.0.0.1:6379/14 \\
         .venv/bin/python benchmarks/stream_latency.py --runs 50 --deltas 100 --rate 20 --out var/stream.json
@@ -85,7 +87,8 @@ class ModelServer(ThreadingHTTPServer):
         return Handler
 
 
-async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Event, counts: dict) -> None:
+async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Event, counts: dict, seqs: list[int]) -> None:
+    """Record the latency of every stamp and the sequence number of every event this run's socket gets."""
     import websockets
 
     async with websockets.connect(url, origin=origin, max_size=None) as socket_:
@@ -99,11 +102,19 @@ async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Ev
             now = time.time()
             if message.get("replay"):
                 continue
+            if message.get("seq") is not None:
+                seqs.append(message["seq"])
             for stamp in STAMP.findall(message.get("text") or ""):
                 latencies.append(now - float(stamp))
             if message.get("kind") == "status" and (message.get("data") or {}).get("status") in ("done", "failed", "cancelled"):
                 counts[message["data"]["status"]] = counts.get(message["data"]["status"], 0) + 1
                 return
+
+
+def gaps(seqs: list[int]) -> dict:
+    """Events a client connected from the start should get exactly once, in order: 1, 2, 3, ..."""
+    return {"missing": len(set(range(1, max(seqs, default=0) + 1)) - set(seqs)),
+            "duplicated": len(seqs) - len(set(seqs)), "out_of_order": sum(b < a for a, b in zip(seqs, seqs[1:]))}
 
 
 def main() -> None:
@@ -136,13 +147,16 @@ def main() -> None:
 
     model = ModelServer(model_port, args.deltas, args.rate)
     threading.Thread(target=model.serve_forever, daemon=True).start()
+    threads = -(-args.runs // args.inference_processes)
     log_dir = REPO / "var" / "stream"
     log_dir.mkdir(parents=True, exist_ok=True)
     processes = [
         start([sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(web_port), "config.asgi:application"],
               log_dir / "web.log"),
+        # Dramatiq prefetches twice its threads: one process would take every run, and half of
+        # them would wait for a thread while the other process idles.
         start([sys.executable, "manage.py", "rundramatiq", "--queues", "inference", "--processes", str(args.inference_processes),
-               "--threads", str(-(-args.runs // args.inference_processes))], log_dir / "inference.log"),
+               "--threads", str(threads)], log_dir / "inference.log", dramatiq_queue_prefetch=str(threads)),
     ]
     try:
         source = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x + 1\n\n" \
@@ -162,17 +176,21 @@ def main() -> None:
 
         latencies: list[float] = []
         counts = {"runs": args.runs, "connected": 0}
+        seqs: dict[int, list[int]] = {run.pk: [] for run in runs}
 
         async def measure():
             ready = asyncio.Event()
             origin = f"http://127.0.0.1:{web_port}"
-            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, latencies, ready, counts))
+            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, latencies, ready, counts,
+                                                  seqs[run.pk]))
                         for run in runs]
             await asyncio.wait_for(ready.wait(), timeout=60)
             began = time.time()
             for run in runs:
                 run_optimization.send(run.pk)
-            await asyncio.wait_for(asyncio.gather(*watchers), timeout=args.deltas / args.rate * 4 + 120)
+            _, unfinished = await asyncio.wait(watchers, timeout=args.deltas / args.rate * 4 + 120)
+            for watcher in unfinished:  # reported below as runs whose end never arrived
+                watcher.cancel()
             return time.time() - began
 
         wall = asyncio.run(measure())
@@ -181,11 +199,14 @@ def main() -> None:
         model.shutdown()
 
     expected = args.runs * args.deltas
+    finished = {k: v for k, v in counts.items() if k not in ("runs", "connected")}
     result = {
         "runs": args.runs, "deltas_per_run": args.deltas, "rate_per_run": args.rate, "cores": os.cpu_count(),
         "inference_processes": args.inference_processes,
         "deltas_expected": expected, "deltas_received": len(latencies),
-        "runs_finished": {k: v for k, v in counts.items() if k not in ("runs", "connected")},
+        "events": {name: sum(gaps(run_seqs)[name] for run_seqs in seqs.values()) for name in ("missing", "duplicated", "out_of_order")},
+        "runs_finished": finished,
+        "runs_without_end": args.runs - sum(finished.values()),
         "wall_s": round(wall, 1),
         "latency_ms": summary(latencies, scale=1000, digits=1),
     }
