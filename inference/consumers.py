@@ -1,16 +1,29 @@
 """The run's WebSocket: replay the stored transcript, then continue live.
 
-The socket joins the run's group before it reads the stored events, so every event is either
-in what it reads or among the live messages queued behind the replay; those it has already
-replayed (by sequence number) are dropped.
+The socket joins the run's group before it reads the stored events, so every event published
+after that is among the live messages queued behind the replay; those it has already sent (by
+sequence number) are dropped. Deltas are published before they are stored (inference.transcript):
+those published before the socket joined and not stored when it read the transcript show up as a
+gap in the sequence numbers of the live events, and are read from the database once stored.
 """
+
+import asyncio
+import logging
+import time
 
 from channels.db import database_sync_to_async
 
+from inference.transcript import WRITE_INTERVAL_S
 from kernels.consumers import EventsConsumer
 from kernels.events import evaluation_event, run_group
 from kernels.models import Evaluation
-from kernels.selectors import run_transcript
+from kernels.selectors import run_events_between, run_transcript
+
+logger = logging.getLogger(__name__)
+
+# How long a socket waits for missed events to be stored before it goes on without them (their
+# worker died first): many times the writer's interval, which is how long they normally take.
+MISSED_EVENTS_WAIT_S = 50 * WRITE_INTERVAL_S
 
 
 def current_evaluations(run_id: int) -> list[dict]:
@@ -24,19 +37,38 @@ class RunConsumer(EventsConsumer):
         return run_group(self.run_id)
 
     async def connect(self):
-        self.replayed_seq = 0
+        self.sent_seq = 0
         await super().connect()
         transcript = await database_sync_to_async(run_transcript)(self.run_id)
         for message in transcript:
             await self.send_json({**message, "replay": True})
         if transcript:
-            self.replayed_seq = transcript[-1]["seq"]
+            self.sent_seq = transcript[-1]["seq"]
         for message in await database_sync_to_async(current_evaluations)(self.run_id):
             await self.send_json({**message, "replay": True})
-        await self.send_json({"kind": "replayed", "seq": self.replayed_seq})
+        await self.send_json({"kind": "replayed", "seq": self.sent_seq})
 
     async def arena_event(self, message):
         event = message["event"]
-        if event.get("seq") is not None and event["seq"] <= self.replayed_seq:
-            return
+        seq = event.get("seq")
+        if seq is not None:
+            if seq <= self.sent_seq:
+                return
+            if seq > self.sent_seq + 1:
+                for missed in await self.stored_events(after=self.sent_seq, before=seq):
+                    await self.send_json(missed)
+            self.sent_seq = seq
         await self.send_json(event)
+
+    async def stored_events(self, *, after: int, before: int) -> list[dict]:
+        """Events after..before (exclusive) from the database, waiting until they are all stored."""
+        deadline = time.monotonic() + MISSED_EVENTS_WAIT_S
+        while True:
+            events = await database_sync_to_async(run_events_between)(self.run_id, after=after, before=before)
+            if len(events) == before - after - 1:
+                return events
+            if time.monotonic() > deadline:
+                logger.error("run %s: events %d-%d never reached the database; the page goes on without %d of them",
+                             self.run_id, after + 1, before - 1, before - after - 1 - len(events))
+                return events
+            await asyncio.sleep(WRITE_INTERVAL_S / 2)

@@ -8,6 +8,7 @@ so here one long-lived loop per process, in a daemon thread, sends them all over
 
 import asyncio
 import threading
+from collections.abc import Callable
 
 from channels.layers import get_channel_layer
 
@@ -40,3 +41,10 @@ def group_send(group: str, message: dict) -> None:
         raise RuntimeError("group_send is for synchronous code; in a coroutine, await the layer's group_send")
     future = asyncio.run_coroutine_threadsafe(layer.group_send(group, message), _sending_loop())
     future.result(timeout=SEND_TIMEOUT_S)
+
+
+def call_later(delay_s: float, function: Callable[[], None]) -> None:
+    """Call `function` in a worker thread of this process after `delay_s`, for senders that hold
+    messages back to send them together; `function` may call `group_send`."""
+    loop = _sending_loop()
+    loop.call_soon_threadsafe(loop.call_later, delay_s, loop.run_in_executor, None, function)

@@ -131,6 +131,12 @@ def run_transcript(run_id: int) -> list[dict]:
     return messages
 
 
+def run_events_between(run_id: int, *, after: int, before: int) -> list[dict]:
+    """The stored events numbered after `after` and before `before`, in order, one message each."""
+    events = RunEvent.objects.filter(run_id=run_id, seq__gt=after, seq__lt=before).order_by("seq")
+    return [event.as_message() for event in events]
+
+
 def verified_kernels_of(problem: Problem) -> QuerySet[Evaluation]:
     """What is already known to work for a problem, under the current harness: shown at once,
     before any model answers."""

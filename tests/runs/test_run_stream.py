@@ -6,7 +6,9 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from config.routing import websocket_urlpatterns
-from inference.transcript import Transcript
+from inference import consumers
+from inference import transcript as transcript_module
+from inference.transcript import Transcript, TranscriptWriter
 from kernels.models import OptimizationRun
 from tests.kernels.factories import make_problem
 
@@ -71,4 +73,65 @@ async def test_the_socket_ignores_what_the_browser_sends():
     await receive_until_replayed(communicator)
     await communicator.send_json_to({"kind": "answer", "text": "injected"})
     assert await communicator.receive_nothing(timeout=0.3)
+    await communicator.disconnect()
+
+
+@pytest.fixture
+def writer(monkeypatch) -> TranscriptWriter:
+    """A writer whose batches wait an hour: deltas stay unstored until the test flushes it."""
+    slow = TranscriptWriter(interval_s=3600)
+    monkeypatch.setattr(transcript_module, "writer", slow)
+    monkeypatch.setattr(transcript_module, "DELTA_WINDOW_S", 0)
+    return slow
+
+
+async def receive_all(communicator) -> list[dict]:
+    received = []
+    while not await communicator.receive_nothing(timeout=0.3):
+        received.append(await communicator.receive_json_from())
+    return received
+
+
+async def test_a_reload_while_deltas_are_not_stored_yet_gets_every_delta_once_in_order(writer):
+    run = await sync_to_async(new_run)()
+    transcript = await sync_to_async(Transcript)(run)
+    for word in ("a", "b"):
+        await sync_to_async(transcript.append_delta)("reasoning", word, round=1)
+    await sync_to_async(writer.flush)()
+    await sync_to_async(transcript.append_delta)("reasoning", "c", round=1)  # published, not stored
+
+    communicator = await connect(run.pk)
+    replay = await receive_until_replayed(communicator)
+    assert [(m["text"], m["seq"]) for m in replay] == [("ab", 2)]
+    await sync_to_async(transcript.append_delta)("reasoning", "d", round=1)  # live: 3 is missing
+    await sync_to_async(writer.flush)()
+    live = await receive_all(communicator)
+    assert [(m["text"], m["seq"]) for m in live] == [("c", 3), ("d", 4)]
+    await communicator.disconnect()
+
+
+async def test_a_visitor_from_the_start_gets_deltas_before_they_are_stored(writer):
+    run = await sync_to_async(new_run)()
+    transcript = await sync_to_async(Transcript)(run)
+    communicator = await connect(run.pk)
+    await receive_until_replayed(communicator)
+    for word in ("a", "b"):
+        await sync_to_async(transcript.append_delta)("reasoning", word, round=1)
+    live = await receive_all(communicator)
+    assert [(m["text"], m["seq"]) for m in live] == [("a", 1), ("b", 2)]
+    assert await sync_to_async(run.events.count)() == 0
+    await communicator.disconnect()
+
+
+async def test_deltas_a_dead_worker_never_stored_do_not_stop_the_page(writer, monkeypatch):
+    monkeypatch.setattr(consumers, "MISSED_EVENTS_WAIT_S", 0.3)
+    run = await sync_to_async(new_run)()
+    transcript = await sync_to_async(Transcript)(run)
+    await sync_to_async(transcript.append_delta)("reasoning", "lost", round=1)
+    communicator = await connect(run.pk)
+    assert await receive_until_replayed(communicator) == []
+    monkeypatch.setattr(transcript_module, "writer", TranscriptWriter(interval_s=3600))  # the pending delta is gone
+    await sync_to_async(transcript.append)("finished", round=1)
+    live = await communicator.receive_json_from(timeout=5)
+    assert (live["kind"], live["seq"]) == ("finished", 2)
     await communicator.disconnect()
