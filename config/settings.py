@@ -173,15 +173,11 @@ STORAGES = {
 }
 
 # Redis carries both the Dramatiq broker and the Channels layer; without it both stay in-process.
-# A page replaying a long transcript on connect must not lose the live deltas that queue up
-# meanwhile: the layers' default capacity (100 messages per channel) drops the excess silently.
 REDIS_URL = env.str("REDIS_URL", default="")
 if PRODUCTION and not REDIS_URL:
     raise ImproperlyConfigured("REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0).")
 EMBEDDED_WORKER = env.bool("ARENA_EMBEDDED_WORKER", default=not REDIS_URL)
-# redis-py 8 reads with a 5 s socket timeout by default, while the channel layer's receive blocks
-# in BZPOPMIN for 5 s: the race kills every idle WebSocket's layer socket (channels_redis#422).
-CHANNEL_REDIS_OPTIONS = {"socket_timeout": None, "socket_connect_timeout": 5}
+CHANNEL_REDIS_OPTIONS = {"socket_connect_timeout": 5}
 
 _DRAMATIQ_MIDDLEWARE = [
     "dramatiq.middleware.AgeLimit",
@@ -204,12 +200,18 @@ if REDIS_URL:
         },
         "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
     }
+    # The Pub/Sub layer: a web process receives its pages' messages as Redis pushes them. The
+    # queue-based RedisChannelLayer makes four round trips to Redis per message received, and one
+    # daphne process fell seconds behind at 1000 messages a second (benchmarks/RESULTS.md,
+    # streaming latency); it also drops messages silently past its capacity, which is per web
+    # process, not per page. Pub/Sub keeps nothing in Redis: a message sent while a process is
+    # not subscribed (reconnecting) is lost, and run pages fill such gaps from the stored
+    # transcript by sequence number (inference.consumers).
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, **CHANNEL_REDIS_OPTIONS}],
-                "capacity": 2000,
             },
         }
     }

@@ -39,9 +39,9 @@ def test_a_job_sent_through_the_redis_broker_is_consumed_by_a_worker(redis_url):
 
 @pytest.mark.services
 async def test_a_message_sent_to_a_group_reaches_its_member_over_redis(redis_url):
-    from channels_redis.core import RedisChannelLayer
+    from channels_redis.pubsub import RedisPubSubChannelLayer
 
-    layer = RedisChannelLayer(hosts=[redis_url])
+    layer = RedisPubSubChannelLayer(hosts=[redis_url])
     channel = await layer.new_channel()
     await layer.group_add("run.1", channel)
     await layer.group_send("run.1", {"type": "run.delta", "text": "thinking"})
@@ -56,9 +56,9 @@ async def test_the_configured_redis_layer_survives_a_quiet_socket(redis_url, set
     default read timeout (5 s with redis-py 8) must still get the next message."""
     import asyncio
 
-    from channels_redis.core import RedisChannelLayer
+    from channels_redis.pubsub import RedisPubSubChannelLayer
 
-    layer = RedisChannelLayer(hosts=[{"address": redis_url, **settings.CHANNEL_REDIS_OPTIONS}])
+    layer = RedisPubSubChannelLayer(hosts=[{"address": redis_url, **settings.CHANNEL_REDIS_OPTIONS}])
     channel = await layer.new_channel()
     receiving = asyncio.ensure_future(layer.receive(channel))
     await asyncio.sleep(7)

@@ -72,8 +72,8 @@ def test_redis_url_switches_broker_and_channel_layer_to_redis(tmp_path):
     settings = loaded(tmp_path, REDIS_URL="redis://cache.example:6379/2")
     assert settings["broker"] == "dramatiq.brokers.redis.RedisBroker"
     assert settings["broker_options"]["url"] == "redis://cache.example:6379/2"
-    assert settings["layer"] == "channels_redis.core.RedisChannelLayer"
-    assert settings["layer_config"]["hosts"] == [{"address": "redis://cache.example:6379/2", "socket_timeout": None, "socket_connect_timeout": 5}]
+    assert settings["layer"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
+    assert settings["layer_config"]["hosts"] == [{"address": "redis://cache.example:6379/2", "socket_connect_timeout": 5}]
     assert settings["embedded_worker"] is False
 
 
