@@ -14,8 +14,33 @@ from typing import Callable
 
 from evaluation.harness import measurement, speed_of_light, tolerance
 from evaluation.harness.evidence import CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, WARMUP, Evidence
-from evaluation.harness.integrity import HOOKS, lowers_precision
 from evaluation.harness.verdict import CRASHED, ERROR, INCORRECT, REJECTED, TIMEOUT
+
+# Names of integrity.GlobalState's switches. They live here because the parent judges them and
+# never imports torch (which integrity needs).
+# Switches that trade accuracy for speed: turning one on is a precision change, not a hack.
+PRECISION_SWITCHES = {
+    "matmul.allow_tf32": True, "cudnn.allow_tf32": True, "float32_matmul_precision": "not highest",
+    "matmul.allow_fp16_reduced_precision_reduction": True, "matmul.allow_bf16_reduced_precision_reduction": True,
+    "autocast.cpu": True, "autocast.cuda": True,
+}
+
+
+# What the harness can read but not set back: hooks and modes that, once installed, run inside
+# every call, the baselines' included.
+HOOKS = ("sys.trace", "sys.profile", "threading.trace", "threading.profile", "torch_function_modes",
+         "torch_dispatch_modes", "module_hooks")
+
+
+def lowers_precision(changes: dict) -> list[str]:
+    lowered = []
+    for name, change in changes.items():
+        wanted = PRECISION_SWITCHES.get(name)
+        if wanted == "not highest" and change["after"] != "highest":
+            lowered.append(name)
+        elif wanted is True and change["after"] is True:
+            lowered.append(name)
+    return lowered
 
 
 @dataclass(frozen=True)
@@ -456,7 +481,7 @@ def same_kernels_as_reference(ev: Evidence) -> str | None:
 
 
 def candidate_median_ms(ev: Evidence) -> float | None:
-    samples = [c.ms for c in ev.candidate_calls(TIMED) if c.ms is not None]
+    samples = ev.timed_samples(CANDIDATE)
     return measurement.summarize(samples)["median_ms"] if samples else None
 
 

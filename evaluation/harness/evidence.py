@@ -3,6 +3,7 @@
 The checks (checks.py) read only this record; nothing here decides anything.
 """
 
+import statistics
 from dataclasses import dataclass, field
 
 CANDIDATE = "candidate"
@@ -38,6 +39,12 @@ class Call:
         return self.reply.get("ms")
 
     @property
+    def stream_ms(self) -> float | None:
+        """To the calling stream's end rather than the device-wide one (CUDA only; see timing.py)."""
+        value = self.reply.get("stream_ms")
+        return value if isinstance(value, (int, float)) else None
+
+    @property
     def checked(self) -> bool:
         return self.comparison is not None
 
@@ -65,6 +72,30 @@ class Evidence:
 
     def candidate_calls(self, *phases: str) -> list[Call]:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]
+
+    def _wake_up_ms(self, who: str) -> float | None:
+        gaps = [c.ms - c.stream_ms for c in self.calls
+                if c.who == who and c.phase in (WARMUP, TIMED) and c.ms is not None and c.stream_ms is not None]
+        return statistics.median(gaps) if gaps else None
+
+    def wake_up_ms(self) -> float | None:
+        """The harness's own time inside each device-wide interval: the host waking up after the
+        synchronize. The median over the eager baseline's calls, which run on the calling stream only."""
+        return self._wake_up_ms("eager")
+
+    def timed_samples(self, who: str) -> list[float]:
+        """The timed calls of one side, each the device-wide interval less the harness's wake-up,
+        never below the calling stream's own interval (a lower bound of any call). A side whose own
+        gaps are smaller (a call whose device went idle before its host returned) has its own median
+        taken off instead: never more than eager's, so work left on another stream, which widens the
+        gap, cannot widen what is taken off."""
+        calls = [c for c in self.calls if c.who == who and c.phase == TIMED and c.ms is not None]
+        eager = self.wake_up_ms()
+        if eager is None:
+            return [c.ms for c in calls]
+        own = self._wake_up_ms(who)
+        wake_up = min(eager, own) if own is not None else eager
+        return [c.ms if c.stream_ms is None else max(c.stream_ms, c.ms - wake_up) for c in calls]
 
     def candidate_replies(self) -> list[dict]:
         """Every reply that carries facts read after candidate code ran."""

@@ -26,20 +26,18 @@ def generate(source_module, seed: int, device: str, variant: dict | None, proble
 
 def fingerprint(value) -> list:
     """Three float64 figures that change when any element changes or moves: sum, sum of squares,
-    and a sum weighted by position."""
+    and a sum weighted by position (read back from the device once)."""
     if not isinstance(value, torch.Tensor):
         return [repr(value)[:200]]
     flat = value.detach().reshape(-1)
     if flat.is_complex():
         flat = torch.view_as_real(flat).reshape(-1)
-    total = squares = weighted = 0.0
+    sums = torch.zeros(3, dtype=torch.float64, device=flat.device)
     for start in range(0, flat.numel(), _CHUNK):
         chunk = flat[start:start + _CHUNK].to(torch.float64)
         weights = torch.arange(start, start + chunk.numel(), device=chunk.device, dtype=torch.float64).mul_(_GOLDEN).frac_()
-        total += chunk.sum().item()
-        squares += chunk.square().sum().item()
-        weighted += chunk.mul(weights).sum().item()
-    return [str(value.dtype), list(value.shape), total, squares, weighted]
+        sums += torch.stack((chunk.sum(), chunk.square().sum(), chunk.mul(weights).sum()))
+    return [str(value.dtype), list(value.shape), *sums.tolist()]
 
 
 def fingerprints(values: list) -> list:

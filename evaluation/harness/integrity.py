@@ -87,14 +87,6 @@ def _switches() -> dict:
     return switches
 
 
-# Switches that trade accuracy for speed: turning one on is a precision change, not a hack.
-PRECISION_SWITCHES = {
-    "matmul.allow_tf32": True, "cudnn.allow_tf32": True, "float32_matmul_precision": "not highest",
-    "matmul.allow_fp16_reduced_precision_reduction": True, "matmul.allow_bf16_reduced_precision_reduction": True,
-    "autocast.cpu": True, "autocast.cuda": True,
-}
-
-
 @dataclass
 class GlobalState:
     values: dict
@@ -127,23 +119,6 @@ class GlobalState:
             for name, value in self.values.items()
             if original.values.get(name) != value
         }
-
-
-# What the harness can read but not set back: hooks and modes that, once installed, run inside
-# every call, the baselines' included.
-HOOKS = ("sys.trace", "sys.profile", "threading.trace", "threading.profile", "torch_function_modes",
-         "torch_dispatch_modes", "module_hooks")
-
-
-def lowers_precision(changes: dict) -> list[str]:
-    lowered = []
-    for name, change in changes.items():
-        wanted = PRECISION_SWITCHES.get(name)
-        if wanted == "not highest" and change["after"] != "highest":
-            lowered.append(name)
-        elif wanted is True and change["after"] is True:
-            lowered.append(name)
-    return lowered
 
 
 _CODE_LIKE = (types.ModuleType, property, staticmethod, classmethod, types.GetSetDescriptorType,

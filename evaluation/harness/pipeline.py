@@ -1,9 +1,9 @@
 """One verification, as a short pipeline of named steps run by the parent process:
 
     start      both sandboxed processes: the reference process and the candidate process
-    inspect    the reference process runs the problem alone: degeneracy, scale, FLOPs and bytes
-    prepare    the candidate process loads the problem, builds and warms the baselines, takes its
-               clocks and snapshots; then, and only then,
+    prepare    at once, the reference process runs the problem alone (degeneracy, scale, FLOPs and
+               bytes) and the candidate process loads the problem, builds and warms the baselines,
+               takes its clocks and snapshots; then, and only then,
     load       it executes the candidate's source
     check      trials: a fresh ModelNew per secret weight seed, fresh inputs per call, every
                output compared in the reference process against float64
@@ -166,10 +166,24 @@ class Session:
 
     def ask(self, side: str, stage: str, message: dict, limit: float | None = None) -> dict:
         """One request; any fault is recorded as evidence and ends the run."""
+        return self.receive(self.send(side, stage, message), limit)
+
+    def send(self, side: str, stage: str, message: dict) -> tuple:
+        """Half a request, so that both processes can work at once; `receive` takes its reply."""
         process = self.child if side == CANDIDATE else self.judge
         nonce = self.seed()
         try:
-            reply = process.request({"op": stage, "nonce": nonce, **message}, self._timeout(limit or self.limits.call_time_s))
+            process.send({"op": stage, "nonce": nonce, **message})
+        except ProcessFault as fault:
+            self.ev.fault = Fault(side, stage, fault.kind, fault.detail)
+            raise Stop from None
+        return side, stage, nonce, message
+
+    def receive(self, sent: tuple, limit: float | None = None) -> dict:
+        side, stage, nonce, message = sent
+        process = self.child if side == CANDIDATE else self.judge
+        try:
+            reply = process.receive(self._timeout(limit or self.limits.call_time_s))
         except ProcessFault as fault:
             self.ev.fault = Fault(side, stage, fault.kind, fault.detail)
             raise Stop from None
@@ -236,13 +250,10 @@ class Session:
                                         "proof_path": str(self.homes[REFERENCE] / "proof.py") if self.proof_source else None},
                  self.limits.start_time_s)
 
-    def inspect(self) -> None:
-        self.ev.problem = self.ask(REFERENCE, "inspect", {
-            "trial_seed": self.seed(), "seeds": [self.seed(), self.seed()],
-            "count_flops": self.plan.speed_of_light and bool(self.ev.baselines)}, self.limits.start_time_s)
-        self._stop_if_failed()
-
-    def prepare(self) -> None:
+    def inspect_and_prepare(self, inspect: bool = True) -> None:
+        """The reference process inspects the problem while the candidate process loads it and builds
+        the baselines: two processes, one step. Measuring the device's ceilings is a measurement, so
+        then nothing runs beside it: not the other process, not another verification."""
         key = baseline_cache.environment_key(self.ev.env, self.plan.flush_bytes)
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
         self.ev.cached_baselines = {b: cached[b] for b in self.ev.baselines if b != "eager" and b in cached}
@@ -251,23 +262,31 @@ class Session:
         if "eager" not in to_build:
             to_build.insert(0, "eager")
         measure_rates = self.ev.rates is None and self.plan.speed_of_light and bool(self.ev.baselines)
-        # Measuring the device's ceilings is a measurement: nothing else may run beside it.
-        with self.lock.exclusive() if measure_rates else contextlib.nullcontext():
-            self._prepare(to_build, measure_rates)
-        if self.ev.rates is None:
-            self.ev.rates = self.ev.prepared.get("rates")
-            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
-        self.env_key = key
-
-    def _prepare(self, to_build: list[str], measure_rates: bool) -> None:
-        self.ev.prepared = self.ask(CANDIDATE, "prepare", {
+        inspecting = self.send(REFERENCE, "inspect", {
+            "trial_seed": self.seed(), "seeds": [self.seed(), self.seed()],
+            "count_flops": self.plan.speed_of_light and bool(self.ev.baselines)}) if inspect else None
+        if measure_rates and inspect:
+            self._inspected(inspecting)
+        preparing = self.send(CANDIDATE, "prepare", {
             "device": self.device, "problem_path": str(self.homes[CANDIDATE] / "problem.py"),
             "proof_path": str(self.homes[CANDIDATE] / "proof.py") if self.proof_source else None,
             "baselines": to_build, "setup_seed": self.seed(), "flush_bytes": self.plan.flush_bytes,
             "gpu_memory_fraction": self.limits.gpu_memory_fraction,
             "measure_rates": measure_rates,
             "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
-        }, self.limits.start_time_s)
+        })
+        with self.lock.exclusive() if measure_rates else contextlib.nullcontext():
+            self.ev.prepared = self.receive(preparing, self.limits.start_time_s)
+        if inspect and not measure_rates:
+            self._inspected(inspecting)
+        if self.ev.rates is None:
+            self.ev.rates = self.ev.prepared.get("rates")
+            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
+        self.env_key = key
+
+    def _inspected(self, inspecting: tuple) -> None:
+        self.ev.problem = self.receive(inspecting, self.limits.start_time_s)
+        self._stop_if_failed()
 
     def load(self) -> None:
         reply = self.ask(CANDIDATE, "load", {"candidate_path": str(self.homes[CANDIDATE] / "candidate.py")},
@@ -461,10 +480,8 @@ class Session:
             self.ev.cost["device_wait_s"] = round(self.lock.waited_s, 3)
 
     def _device_steps(self) -> None:
-        with self.step("inspect"):
-            self.inspect()
         with self.step("prepare"):
-            self.prepare()
+            self.inspect_and_prepare()
         with self.step("load"):
             self.load()
         self.progress("checking")
@@ -488,17 +505,18 @@ class Session:
         """Only what fills the build cache: load the candidate and build one instance."""
         self.start_up()
         self.ev.problem = {}
-        self.prepare()
+        self.inspect_and_prepare(inspect=False)
         self.load()
         self.instantiate(self.seed(), first=True)
         self.finish()
 
     def _close(self) -> None:
-        # After `finish` both exit on their own (flushing what the candidate printed); otherwise kill.
-        grace = 5.0 if self.ev.finished else 0.0
+        # Killed, not left to exit: once `finish` is answered nothing more is wanted from either (what
+        # the candidate printed is in the log already: line-buffered), and a process tearing down
+        # CUDA takes a second. The candidate's exit handlers never run.
         for process in (self.child, self.judge):
             if process is not None:
-                process.close(grace)
+                process.close(0.0)
         if self.child is not None:
             self.ev.log_excerpt = self.child.log_tail()
             self.ev.sandbox = {

@@ -195,11 +195,14 @@ class SandboxedProcess:
 
     def request(self, message: dict, timeout: float) -> dict:
         """Send one request and return the one reply, or raise ProcessFault."""
+        self.send(message)
+        return self.receive(timeout)
+
+    def send(self, message: dict) -> None:
         try:
             self.channel.send(message)
         except (BrokenPipeError, OSError):
             raise self._ended("before it took a request") from None
-        return self.receive(timeout)
 
     def receive(self, timeout: float) -> dict:
         try:
@@ -276,10 +279,3 @@ def describe_exit(code: int | None) -> str:
     if code > 128 and code - 128 in signal.Signals._value2member_map_:
         return f"killed by {signal.Signals(code - 128).name}"
     return f"exit code {code}"
-
-
-def wait_all(processes, deadline_s: float) -> None:
-    """Give processes that were told to finish a moment to exit before they are killed."""
-    end = time.monotonic() + deadline_s
-    for process in processes:
-        process.close(max(0.0, end - time.monotonic()))

@@ -62,12 +62,12 @@ def _correctness(ev: Evidence, plan) -> dict:
 def _timing(ev: Evidence) -> dict | None:
     if not ev.baselines:
         return None
-    candidate = [c.ms for c in ev.candidate_calls(TIMED) if c.ms is not None]
+    candidate = ev.timed_samples(CANDIDATE)
     if not candidate:
         return None
     baselines = {}
     for name in ev.baselines:
-        samples = [c.ms for c in ev.calls if c.who == name and c.phase == TIMED and c.ms is not None]
+        samples = ev.timed_samples(name)
         if samples:
             baselines[name] = measurement.summarize(samples)
         elif name in ev.cached_baselines:
@@ -82,6 +82,7 @@ def _timing(ev: Evidence) -> dict | None:
         "speedups": speedups,
         "unavailable": unavailable,
         "candidate_ci_fraction": measurement.median_ci_fraction(candidate),
+        "harness_wake_up_ms": ev.wake_up_ms(),
         "speed_of_light": checks.sol_floor(ev),
         "wall_clock": {
             "candidate_median_ms": measurement.summarize([c.wall_ms for c in ev.candidate_calls(TIMED)])["median_ms"],

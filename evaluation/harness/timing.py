@@ -4,6 +4,12 @@ candidate code loads.
 CUDA: the cache is flushed by writing a buffer twice the L2's size, the device is synchronized,
 a start event is recorded, the call runs, and the end event is recorded only after a device-wide
 synchronize, so work the call left on any stream or from any thread is inside the interval.
+That interval also holds the host's own wake-up after the synchronize (~30 us on an H100 host),
+which would pull every speedup of a short kernel towards 1. So a second event is recorded on the
+calling stream as soon as the call returns, and the parent takes as the sample the end event
+minus the harness's own wake-up, never less than the calling stream's interval
+(`Evidence.timed_samples`): the wake-up is the median gap between the two events over the eager
+baseline's calls, which leave nothing on other streams. Work left on another stream stays inside.
 CPU: `perf_counter` around the call, after the same kind of flush through the last-level cache.
 Every call is timed, including the ones whose outputs are checked in full, so the candidate
 cannot tell a checked call from a timed one.
@@ -42,25 +48,28 @@ class Timer:
     @property
     def method(self) -> str:
         if self.device == "cuda":
-            return (f"CUDA events around each call, end recorded after a device-wide synchronize; "
-                    f"{self.flush_bytes / 2**20:.0f} MiB written to flush L2 before each call; "
+            return (f"CUDA events around each call, end recorded after a device-wide synchronize, less the harness's own "
+                    f"wake-up after it (the eager calls' median gap to an event on the calling stream), never less than "
+                    f"the calling stream's own interval; {self.flush_bytes / 2**20:.0f} MiB written to flush L2 before each call; "
                     f"fresh inputs every call; candidate and baseline calls interleaved in shuffled rounds; median")
         return (f"time.perf_counter around each call; {self.flush_bytes / 2**20:.0f} MiB written to flush caches "
                 f"before each call; fresh inputs every call; candidate and baseline calls interleaved in shuffled "
                 f"rounds; median")
 
     def time(self, fn, args: list):
-        """(result, milliseconds) of one call."""
+        """(result, milliseconds to the device-wide end, milliseconds to the calling stream's end) of
+        one call; on the CPU the last is None."""
         _zero_(self._flush)
         if self.device == "cuda":
-            start, end = _Event(enable_timing=True), _Event(enable_timing=True)
+            start, returned, end = (_Event(enable_timing=True) for _ in range(3))
             _synchronize()
             _record(start)
             result = fn(*args)
+            _record(returned)
             _synchronize()
             _record(end)
             _event_synchronize(end)
-            return result, _elapsed_time(start, end)
+            return result, _elapsed_time(start, end), _elapsed_time(start, returned)
         begin = _perf_counter()
         result = fn(*args)
-        return result, (_perf_counter() - begin) * 1e3
+        return result, (_perf_counter() - begin) * 1e3, None

@@ -7,7 +7,7 @@ whole verdict and indexes a few of its figures (status, speedups, precision tier
 from typing import TypedDict
 
 # Bumped whenever a change could alter a verdict; evaluations are unique per version.
-HARNESS_VERSION = "1"
+HARNESS_VERSION = "2"
 
 VERIFIED = "verified"
 INCORRECT = "incorrect"
@@ -65,6 +65,8 @@ class Timing(TypedDict, total=False):
     speedups: dict[str, float]
     unavailable: dict[str, str]
     candidate_ci_fraction: float
+    # CUDA: the harness's own wake-up after each call's synchronize, taken off every sample (timing.py).
+    harness_wake_up_ms: float
     speed_of_light: dict
     wall_clock: dict
 
@@ -94,6 +96,7 @@ class Verdict(TypedDict, total=False):
     env: dict
     sandbox: dict
     log_excerpt: str
-    # Where the verification's wall time went: seconds per step (start_up, inspect, prepare, load,
-    # check, time, profile, shapes), the time spent waiting for the device lock, and the total.
+    # Where the verification's wall time went: seconds per step (start_up, prepare (which inspects
+    # the problem beside it), load, check, time, profile, shapes), the time spent waiting for the
+    # device lock, and the total.
     cost: dict

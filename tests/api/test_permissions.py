@@ -9,6 +9,7 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
+from evaluation.harness import HARNESS_VERSION
 from kernels.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
 from tests.evaluation.conftest import register
 from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
@@ -22,7 +23,7 @@ WHO = ["anonymous", "user", "staff"]
 def kernel():
     candidate = make_candidate(scale=2)
     Evaluation.objects.create(
-        candidate=candidate, arch="h100", harness_version="1", status="verified", speedup_eager=2.0, finished_at=timezone.now()
+        candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, status="verified", speedup_eager=2.0, finished_at=timezone.now()
     )
     return candidate
 

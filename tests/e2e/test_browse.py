@@ -3,6 +3,7 @@
 import pytest
 from django.contrib.auth import get_user_model
 
+from evaluation.harness import HARNESS_VERSION
 from kernels.models import Evaluation, HackReport
 from tests.e2e.conftest import log_in, screenshot
 from tests.kernels.factories import make_candidate
@@ -14,7 +15,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def kernel():
     candidate = make_candidate(scale=3, origin_label="cuda-l1", origin="import")
-    evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version="1")
+    evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
     evaluation.record_verdict(VERDICT, worker="gpu-host:h100:0")
     return candidate
 

@@ -30,9 +30,9 @@ def candidate(name: str) -> str:
     return (CANDIDATES / f"{name}.py").read_text()
 
 
-def verify(problem_name: str, candidate_name: str, *, plan=None, limits=None, **kwargs):
+def verify(problem_name: str, candidate_name: str, *, plan=None, limits=None, device="cpu", **kwargs):
     return harness.verify(
-        problem(problem_name), candidate(candidate_name), device="cpu",
+        problem(problem_name), candidate(candidate_name), device=device,
         plan={**SMALL_PLAN, **(plan or {})}, limits={**SMALL_LIMITS, **(limits or {})}, **kwargs,
     )
 

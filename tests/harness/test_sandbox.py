@@ -2,12 +2,14 @@
 no other process's memory, and a private home."""
 
 import socket
+import subprocess
+import sys
 import threading
 
 import pytest
 
 from evaluation import harness
-from tests.harness.conftest import SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
+from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
 
 
 def test_secrets_in_the_parents_environment_never_reach_the_candidate(monkeypatch):
@@ -61,3 +63,12 @@ def test_candidate_cannot_read_the_reference_process():
     assert "SNOOP done" in verdict["log_excerpt"]
     assert "read the reference process" not in verdict["log_excerpt"]
     assert verdict["sandbox"]["memory_readable_by_others"] is False
+
+
+def test_the_parent_never_imports_torch():
+    """Problem and candidate code, and torch with them, run only in the sandboxed processes: the
+    parent (the CLI, the worker's harness call) stays small and starts in a fraction of a second."""
+    probe = "import sys, evaluation.harness.cli, evaluation.harness; print('torch' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
+
+    assert done.stdout.strip() == "False"

@@ -7,6 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from evaluation.harness import HARNESS_VERSION
 from kernels.models import Evaluation, HackReport
 from tests.kernels.factories import make_candidate
 
@@ -32,7 +33,7 @@ VERDICT = {
 @pytest.fixture
 def kernel():
     candidate = make_candidate()
-    evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version="1")
+    evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
     evaluation.record_verdict(VERDICT, worker="gpu-host:h100:0")
     return candidate
 
@@ -61,7 +62,7 @@ def test_bundle_holds_problem_kernel_verdict_script_and_harness(client, kernel):
     root = names[0].split("/")[0]
     assert archive.read(f"{root}/kernel.py").decode() == kernel.code
     assert archive.read(f"{root}/problem.py").decode() == kernel.problem.source
-    assert f"{root}/verdicts/h100-harness1.json" in names
+    assert f"{root}/verdicts/h100-harness{HARNESS_VERSION}.json" in names
     assert b"python -m evaluation.harness verify" in archive.read(f"{root}/verify.sh")
     assert f"{root}/evaluation/harness/verdict.py" in names
 

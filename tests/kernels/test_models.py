@@ -46,12 +46,12 @@ def test_evaluation_is_unique_per_candidate_arch_and_harness_version():
 
 def test_speedup_must_be_positive():
     candidate = make_candidate()
-    violates(lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version="1", speedup_eager=0))
+    violates(lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, speedup_eager=0))
 
 
 def test_verified_evaluation_must_be_finished():
     candidate = make_candidate()
-    violates(lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version="1", status="verified"))
+    violates(lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, status="verified"))
 
 
 def test_same_code_for_a_problem_outside_runs_is_one_candidate():
