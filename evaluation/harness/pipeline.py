@@ -42,6 +42,7 @@ REQUIRED = {(CANDIDATE, "describe"): ("env",), (CANDIDATE, "prepare"): ("spec", 
             (REFERENCE, "reference"): ("inputs", "spec"), (REFERENCE, "compare"): ("comparison",)}
 REQUIRED_AFTER_CALL = ("ms", "inputs_before", "inputs_after")
 STAGES = ("building", "checking", "timing", "done")
+CHECK_EVERY = 16
 
 
 class DeviceLock:
@@ -138,6 +139,7 @@ class Session:
         # The first call of each new instance compiles what it compiles lazily (torch.compile,
         # Triton's JIT): it runs under the build limit, later calls under the call limit.
         self.building = False
+        self.unchecked = 0
         self.lock = DeviceLock(None)
 
     @contextlib.contextmanager
@@ -215,6 +217,7 @@ class Session:
         raise Stop
 
     def _stop_if_failed(self) -> None:
+        self.unchecked = 0
         if checks.blocking_failure(self.ev):
             raise Stop
 
@@ -320,7 +323,11 @@ class Session:
         if not reply["ok"]:
             self._candidate_error("call", reply)
         if who == CANDIDATE:
-            self._stop_if_failed()
+            # Every check reads all the evidence so far: in the timing loop they run after each
+            # compared call and every CHECK_EVERY calls (and once after the loop), not after each.
+            self.unchecked += 1
+            if compare or phase not in (WARMUP, TIMED) or self.unchecked >= CHECK_EVERY:
+                self._stop_if_failed()
             if compare:
                 self.compare(call, variant)
         return call
@@ -395,6 +402,7 @@ class Session:
                     samples[side].append(call.ms)
             if time.monotonic() > self.deadline - 60:
                 break
+        self._stop_if_failed()
 
     def profiles(self) -> bool:
         return self.plan.profile and bool(self.ev.baselines)
