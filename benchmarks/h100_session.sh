@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One lent-GPU session for the GPU batches, run from the repository root on the GPU host:
 #
+#   benchmarks/h100_session.sh measure STATE # alone on the GPU, in the foreground: where a call's
+#                                            # time goes, the cost of one verification, repeatability
 #   benchmarks/h100_session.sh start STATE   # the batches below, in the background (setsid)
 #   benchmarks/h100_session.sh pack STATE    # STATE and the logs, packed into $OUT/state.tgz
 #   benchmarks/h100_session.sh stop STATE    # end the background batches
@@ -9,8 +11,10 @@
 #   - harness_cuda_l1.py build: the load_inline candidates, compiled on cores 6-15;
 #   - harness_cuda_l1.py verify: CUDA-L1's H100 candidates through the CLI (built ones as their
 #     builds land), the actor-path keys first;
-#   - actor_path_gpu.py run: the same kind of candidates through the platform's job path (embedded mode);
-#   - builtin_optimizer_gpu.py --verify: the builtin optimizer's candidates in var/builtin-candidates.
+#   - actor_path_gpu.py run: the same kind of candidates through the platform's job path (embedded
+#     mode), when the wheels it needs (Django...) are carried in .whl/;
+#   - builtin_optimizer_gpu.py --verify: the builtin optimizer's candidates in $BUILTIN (default
+#     var/builtin-candidates).
 # Verifiers share cores 0-5. Carried wheels in .whl/ (Django and the platform's other
 # requirements for the GPU host's Python) are installed first when present.
 set -u
@@ -21,16 +25,23 @@ if [ -d .whl ] && [ ! -d /tmp/site ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 fi
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+builtin=${BUILTIN:-var/builtin-candidates}
 
 case $command in
+measure)
+  python3 benchmarks/harness_overhead.py --task L1T1 --out "$state/overhead-L1T1.json" > "$state/overhead.log" 2>&1
+  python3 benchmarks/harness_cuda_l1.py cost --state "$state" > "$state/cost.log" 2>&1
+  python3 benchmarks/harness_cuda_l1.py repeat --state "$state" > "$state/repeat.log" 2>&1
+  tail -n 3 "$state/overhead.log" "$state/cost.log"; cat "$state/repeat.log"
+  ;;
 start)
   touch "$state/building"
   setsid bash -c "
     taskset -c 6-15 python3 benchmarks/harness_cuda_l1.py build --state '$state' --workers 10 > '$state/build.log' 2>&1 &
-    taskset -c 0-5 python3 benchmarks/actor_path_gpu.py run --state '$state' > '$state/actor.log' 2>&1 &
-    taskset -c 0-5 python3 benchmarks/builtin_optimizer_gpu.py --out var/builtin-candidates --verify --parallel 1 \
+    if [ -d .whl ]; then taskset -c 0-5 python3 benchmarks/actor_path_gpu.py run --state '$state' > '$state/actor.log' 2>&1 & fi
+    taskset -c 0-5 python3 benchmarks/builtin_optimizer_gpu.py --out '$builtin' --verify --parallel 1 \
       --device-lock '$state/gpu.lock' --budget-s 3000 > '$state/builtin.log' 2>&1 &
-    taskset -c 0-5 python3 benchmarks/harness_cuda_l1.py verify --state '$state' --parallel 2 --budget-s 3000 \
+    taskset -c 0-5 python3 benchmarks/harness_cuda_l1.py verify --state '$state' --parallel ${VERIFIERS:-2} --budget-s 3000 \
       --first \$(python3 -c 'import sys; sys.path.insert(0, \"benchmarks\"); from actor_path_gpu import DEFAULT_KEYS; print(\",\".join(DEFAULT_KEYS))') \
       > '$state/verify.log' 2>&1 &
     wait
@@ -39,7 +50,7 @@ start)
   echo "started in the background; state in $state"
   ;;
 pack)
-  cp var/builtin-candidates/verdicts.jsonl "$state/builtin-verdicts.jsonl" 2>/dev/null
+  cp "$builtin/verdicts.jsonl" "$state/builtin-verdicts.jsonl" 2>/dev/null
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$state/gpu.csv" 2>&1
   tar czf "$OUT/state.tgz" -C "$(dirname "$state")" --exclude=baselines --exclude=actor-var "$(basename "$state")"
   for log in verify actor builtin build; do echo "== $log"; tail -n 4 "$state/$log.log" 2>/dev/null; done
