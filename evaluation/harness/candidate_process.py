@@ -77,6 +77,7 @@ class CandidateProcess:
         rates = device_rates.measure(self.device) if request.get("measure_rates") else None
         if request.get("prime_compiler"):
             integrity.prime_compiler()
+        integrity.quiet_library_threads()
         # Everything the harness relies on is now loaded: take the snapshots the candidate is held to.
         self.original_state = integrity.GlobalState.capture()
         self.snapshot = integrity.NamespaceSnapshot(integrity.watched_namespaces(

@@ -216,6 +216,18 @@ def prime_compiler() -> None:
     torch.compile(_first_use, backend="eager")(torch.zeros(1))
 
 
+def quiet_library_threads() -> None:
+    """Threads a library starts of its own accord, stopped before the candidate loads: tqdm's
+    monitor, a daemon waking every 10 s that any progress bar starts (torch.compile's autotuning
+    shows one where tqdm is installed), would count as the candidate's background thread. tqdm
+    documents `monitor_interval = 0` as the switch; a candidate that turns it back on owns the thread."""
+    try:
+        from tqdm import std
+    except ImportError:
+        return
+    std.tqdm.monitor_interval = 0
+
+
 def thread_ids() -> set[int]:
     return set(_current_frames())
 

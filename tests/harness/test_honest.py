@@ -56,6 +56,14 @@ def test_candidate_using_torch_compile_verifies():
     assert verdict["static"]["facts"]["compilation"]
 
 
+def test_a_progress_bar_is_not_a_background_thread():
+    # tqdm starts its monitor thread with the first bar (torch.compile's autotuning shows one): the
+    # harness switches the monitor off before the candidate loads, as tqdm documents.
+    verdict = verify("matmul", "honest_tqdm_progress")
+
+    assert verdict["status"] == "verified", verdict["reason"]
+
+
 def test_output_with_padded_rows_verifies():
     verdict = verify("matmul", "honest_padded_matmul")
 
