@@ -127,8 +127,11 @@ def harness_intact(ev: Evidence) -> Outcome | None:
             if "torch.nn.Module.__init__" in patched else ""
         return fail(f"the candidate replaced {', '.join(patched[:6])}: functions the harness, its clocks or the "
                     f"baselines rely on; kernels must not patch torch, Python or the harness{hint}")
-    return ok("timers, comparison functions, torch and the harness are the objects taken before the candidate loaded") \
-        if ev.candidate_replies() else None
+    replies = ev.candidate_replies()
+    compared = sum(1 for reply in replies if reply.get("snapshot_compared", True))
+    return ok(f"timers, comparison functions, torch and the harness are the objects taken before the candidate loaded "
+              f"(compared after {compared} of {len(replies)} steps: loading, every instantiation, the finish and a "
+              f"secret draw of the calls)") if replies else None
 
 
 def no_global_hooks(ev: Evidence) -> Outcome | None:
