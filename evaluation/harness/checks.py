@@ -479,7 +479,11 @@ def same_kernels_as_reference(ev: Evidence) -> str | None:
     candidate = next((c.reply["kernels"] for c in profiled if c.who == CANDIDATE), None)
     reference = next((c.reply["kernels"] for c in profiled if c.who != CANDIDATE), None)
     if candidate and reference and sorted(map(str, candidate)) == sorted(map(str, reference)):
-        return "the candidate launched exactly the reference's kernels: its custom kernel never ran"
+        facts = ev.static.get("facts", {})
+        if "custom_cuda" in facts or "triton" in facts:
+            return "the candidate launched exactly the reference's kernels: its custom kernel never ran"
+        return ("the candidate launched exactly the reference's kernels and has none of its own: a speedup can only "
+                "come from launching them differently (a CUDA graph, fewer synchronizations)")
     return None
 
 

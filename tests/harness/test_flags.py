@@ -60,6 +60,13 @@ def test_candidate_running_the_references_operators_is_flagged():
     assert verdict["status"] == "verified", verdict["reason"]
     assert "same_kernels_as_reference" in verdict["flags"]
     assert verdict["kernels"]["candidate"] == verdict["kernels"]["reference"]
+    assert "has none of its own" in verdict["flag_details"]["same_kernels_as_reference"]
+
+
+def test_a_custom_kernel_that_never_ran_is_named_so():
+    verdict = verify("matmul", "same_kernels_unused_extension", plan={"profile": True})
+
+    assert "custom kernel never ran" in verdict["flag_details"]["same_kernels_as_reference"]
 
 
 def test_honest_candidate_has_its_own_operators():
