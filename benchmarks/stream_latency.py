@@ -87,8 +87,9 @@ class ModelServer(ThreadingHTTPServer):
         return Handler
 
 
-async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Event, counts: dict, seqs: list[int]) -> None:
-    """Record the latency of every stamp and the sequence number of every event this run's socket gets."""
+async def watch(url: str, origin: str, latencies: list[tuple[float, float]], ready: asyncio.Event, counts: dict,
+                seqs: list[int]) -> None:
+    """Record (send time, latency) of every stamp and the sequence number of every event this run's socket gets."""
     import websockets
 
     async with websockets.connect(url, origin=origin, max_size=None) as socket_:
@@ -105,7 +106,7 @@ async def watch(url: str, origin: str, latencies: list[float], ready: asyncio.Ev
             if message.get("seq") is not None:
                 seqs.append(message["seq"])
             for stamp in STAMP.findall(message.get("text") or ""):
-                latencies.append(now - float(stamp))
+                latencies.append((float(stamp), now - float(stamp)))
             if message.get("kind") == "status" and (message.get("data") or {}).get("status") in ("done", "failed", "cancelled"):
                 counts[message["data"]["status"]] = counts.get(message["data"]["status"], 0) + 1
                 return
@@ -115,6 +116,15 @@ def gaps(seqs: list[int]) -> dict:
     """Events a client connected from the start should get exactly once, in order: 1, 2, 3, ..."""
     return {"missing": len(set(range(1, max(seqs, default=0) + 1)) - set(seqs)),
             "duplicated": len(seqs) - len(set(seqs)), "out_of_order": sum(b < a for a, b in zip(seqs, seqs[1:]))}
+
+
+def by_half_second(latencies: list[tuple[float, float]], began: float) -> list[dict]:
+    """Latency of the deltas sent in each half-second since the runs were sent: where the tail is."""
+    buckets: dict[int, list[float]] = {}
+    for sent, latency in latencies:
+        buckets.setdefault(int((sent - began) / 0.5), []).append(latency)
+    return [{"from_s": index / 2, "deltas": len(values), **summary(values, scale=1000, digits=1)}
+            for index, values in sorted(buckets.items())]
 
 
 def main() -> None:
@@ -174,7 +184,7 @@ def main() -> None:
                     sys.exit(f"daphne did not start; see {log_dir / 'web.log'}")
                 time.sleep(0.3)
 
-        latencies: list[float] = []
+        latencies: list[tuple[float, float]] = []
         counts = {"runs": args.runs, "connected": 0}
         seqs: dict[int, list[int]] = {run.pk: [] for run in runs}
 
@@ -191,9 +201,10 @@ def main() -> None:
             _, unfinished = await asyncio.wait(watchers, timeout=args.deltas / args.rate * 4 + 120)
             for watcher in unfinished:  # reported below as runs whose end never arrived
                 watcher.cancel()
-            return time.time() - began
+            return began
 
-        wall = asyncio.run(measure())
+        began = asyncio.run(measure())
+        wall = time.time() - began
     finally:
         stop(processes)
         model.shutdown()
@@ -208,7 +219,8 @@ def main() -> None:
         "runs_finished": finished,
         "runs_without_end": args.runs - sum(finished.values()),
         "wall_s": round(wall, 1),
-        "latency_ms": summary(latencies, scale=1000, digits=1),
+        "latency_ms": summary([latency for _, latency in latencies], scale=1000, digits=1),
+        "latency_ms_by_half_second": by_half_second(latencies, began),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))
