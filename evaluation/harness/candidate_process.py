@@ -18,7 +18,7 @@ import torch
 from evaluation.harness import baselines, device_rates, environment, inputs, integrity, loading, output_facts, profiling
 from evaluation.harness.channel import Channel
 from evaluation.harness.service import error_facts, serve
-from evaluation.harness.timing import Timer
+from evaluation.harness.timing import Timer, settle
 
 _no_grad = torch.no_grad
 _Tensor = torch.Tensor
@@ -96,6 +96,9 @@ class CandidateProcess:
             with open(request["candidate_path"]) as handle:
                 source = handle.read()
             self.candidate_module = loading.load_module(loading.CANDIDATE_MODULE, source, "candidate.py")
+            # Nothing of the candidate's may still run on the GPU once a step is answered: between
+            # steps another verification sharing the device may be measuring (pipeline.DeviceLock).
+            settle(self.device)
         except BaseException as exc:
             return {"ok": False, "error": error_facts(exc), **self.integrity_facts()}
         self.candidate_state = integrity.GlobalState.capture()
@@ -111,6 +114,7 @@ class CandidateProcess:
             args = loading.init_inputs(self.problem, request.get("variant"))
             self.candidate_state.apply()
             self.candidate_model = loading.build_model(self.candidate_module.ModelNew, args, request["seed"], self.device)
+            settle(self.device)
         except BaseException as exc:
             return {"ok": False, "error": error_facts(exc), **self.after_candidate()}
         return {"ok": True, **self.after_candidate()}

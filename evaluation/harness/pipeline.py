@@ -86,6 +86,15 @@ class DeviceLock:
         self.waited_s += time.monotonic() - began
         self.mode = mode
 
+    def checkpoint(self) -> None:
+        """Between two steps: a measurement waiting for the device goes first. Without a waiter the
+        shared lock is taken back at once; with one, after its measurement. The processes are idle
+        between steps, so nothing of this verification runs on the GPU meanwhile."""
+        if self._main is None or self.mode != fcntl.LOCK_SH:
+            return
+        fcntl.flock(self._main, fcntl.LOCK_UN)
+        self._take(fcntl.LOCK_SH)
+
     @contextlib.contextmanager
     def exclusive(self):
         """The device to this verification alone, then back to shared."""
@@ -357,6 +366,8 @@ class Session:
 
     def trials(self) -> None:
         for trial in range(self.plan.trials):
+            if trial:
+                self.lock.checkpoint()
             self.instantiate(self.seed(), first=trial == 0)
             for _ in range(self.plan.inputs_per_trial):
                 sides = [CANDIDATE] + (["eager"] if self.ev.baselines else [])
@@ -490,8 +501,10 @@ class Session:
     def _device_steps(self) -> None:
         with self.step("prepare"):
             self.inspect_and_prepare()
+        self.lock.checkpoint()
         with self.step("load"):
             self.load()
+        self.lock.checkpoint()
         self.progress("checking")
         with self.step("check"):
             self.trials()
@@ -499,6 +512,7 @@ class Session:
         self.progress("timing")
         with self.step("time"), self.lock.exclusive():
             self.time()
+        self.lock.checkpoint()
         with self.step("profile"):
             self.profile()
         with self.step("shapes"):

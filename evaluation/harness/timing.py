@@ -31,6 +31,12 @@ _zero_ = torch.Tensor.zero_
 CPU_FLUSH_BYTES = 32 * 2**20
 
 
+def settle(device: str) -> None:
+    """Wait for all the device's work, on every stream (the clock-taken synchronize)."""
+    if device == "cuda":
+        _synchronize()
+
+
 def default_flush_bytes(device: str) -> int:
     if device == "cuda":
         l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * 2**20) or 50 * 2**20

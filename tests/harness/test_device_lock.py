@@ -72,3 +72,29 @@ def test_exclusive_returns_to_shared(tmp_path):
 def test_without_a_path_it_is_a_no_op(tmp_path):
     with DeviceLock(None) as lock, lock.exclusive():
         assert lock.waited_s == 0.0
+
+
+def test_a_holder_gives_way_to_a_waiting_measurement_between_steps(tmp_path):
+    path = str(tmp_path / "gpu.lock")
+    events = []
+    holder = DeviceLock(path).__enter__()
+
+    def measure():
+        with DeviceLock(path) as lock, lock.exclusive():
+            events.append("measure")
+
+    measurer = _in_thread(measure)
+    time.sleep(0.3)
+    assert events == [], "the measurement started while another verification was in a step"
+    holder.checkpoint()  # the holder's step ends: the measurement runs, then the holder goes on
+    events.append("next step")
+    measurer.join(5)
+    holder.__exit__(None, None, None)
+    assert events == ["measure", "next step"]
+
+
+def test_a_checkpoint_without_a_waiter_keeps_the_device(tmp_path):
+    path = str(tmp_path / "gpu.lock")
+    with DeviceLock(path) as lock:
+        lock.checkpoint()
+        assert lock.waited_s < 1.0
