@@ -29,22 +29,28 @@ def test_shared_holders_overlap(tmp_path):
         assert second.waited_s < 1.0
 
 
+def _measurement(path: str, events: list, seconds: float = 0.0):
+    """Another verification's timing loop, in a thread: it notes when it starts and ends."""
+
+    def measure():
+        with DeviceLock(path) as lock, lock.exclusive():
+            events.append("measure-start")
+            time.sleep(seconds)
+            events.append("measure-end")
+
+    return _in_thread(measure)
+
+
 def test_a_measurement_waits_for_shared_holders_and_excludes_new_ones(tmp_path):
     path = str(tmp_path / "gpu.lock")
     events = []
     first = DeviceLock(path).__enter__()
 
-    def measure():
-        with DeviceLock(path) as lock, lock.exclusive():
-            events.append("measure-start")
-            time.sleep(0.3)
-            events.append("measure-end")
-
     def check():
         with DeviceLock(path):
             events.append("check")
 
-    measurer = _in_thread(measure)
+    measurer = _measurement(path, events, 0.3)
     time.sleep(0.3)
     assert events == [], "the measurement started while another verification held the device"
     # A verification arriving now queues behind the waiting measurement instead of starving it.
@@ -79,18 +85,14 @@ def test_a_holder_gives_way_to_a_waiting_measurement_between_steps(tmp_path):
     events = []
     holder = DeviceLock(path).__enter__()
 
-    def measure():
-        with DeviceLock(path) as lock, lock.exclusive():
-            events.append("measure")
-
-    measurer = _in_thread(measure)
+    measurer = _measurement(path, events)
     time.sleep(0.3)
     assert events == [], "the measurement started while another verification was in a step"
     holder.checkpoint()  # the holder's step ends: the measurement runs, then the holder goes on
     events.append("next step")
     measurer.join(5)
     holder.__exit__(None, None, None)
-    assert events == ["measure", "next step"]
+    assert events == ["measure-start", "measure-end", "next step"]
 
 
 def test_a_checkpoint_without_a_waiter_keeps_the_device(tmp_path):
