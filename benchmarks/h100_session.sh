@@ -5,7 +5,13 @@
 #                                            # time goes, the cost of one verification, repeatability
 #   benchmarks/h100_session.sh start STATE   # the batches below, in the background (setsid)
 #   benchmarks/h100_session.sh pack STATE    # STATE and the logs, packed into $OUT/state.tgz
+#   benchmarks/h100_session.sh follow STATE SECONDS  # wait, then pack: the call that keeps the machine
 #   benchmarks/h100_session.sh stop STATE    # end the background batches
+#
+# A lent machine goes back about 30 s after the call that started the batches returns, and the
+# batches with it: follow `start` at once with back-to-back `follow` calls (up to 580 s each)
+# until the budget is nearly spent, then `pack` and `stop`. Carry STATE (and the builtin folder)
+# on the `start` call only: carrying replaces the machine's copy, and the batches write to it.
 #
 # `start` runs, at once and sharing one device lock (checks overlap, timing never does):
 #   - harness_cuda_l1.py build: the load_inline candidates, compiled on cores 6-15;
@@ -55,6 +61,10 @@ pack)
   tar czf "$OUT/state.tgz" -C "$(dirname "$state")" --exclude=baselines --exclude=actor-var "$(basename "$state")"
   for log in verify actor builtin build; do echo "== $log"; tail -n 4 "$state/$log.log" 2>/dev/null; done
   wc -l "$state"/*.jsonl 2>/dev/null
+  ;;
+follow)
+  sleep "${3:-540}"
+  exec bash "$0" pack "$state"
   ;;
 stop)
   # By process group, not by a pattern: a pattern would also match the command that calls this.
