@@ -2,9 +2,10 @@
 
 The socket joins the run's group before it reads the stored events, so every event published
 after that is among the live messages queued behind the replay; those it has already sent (by
-sequence number) are dropped. Deltas are published before they are stored (inference.transcript):
-those published before the socket joined and not stored when it read the transcript show up as a
-gap in the sequence numbers of the live events, and are read from the database once stored.
+sequence number) are dropped. Events other than status changes are published before they are
+stored (inference.transcript): those published before the socket joined and not stored when it
+read the transcript show up as a gap in the sequence numbers of the live events, and are read from
+the database once stored.
 """
 
 import asyncio

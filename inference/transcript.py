@@ -1,17 +1,17 @@
 """Writing a run's transcript: publish each event to the run's group, store events in batches.
 
-A streamed delta goes to the run's group at once and into the database with the next batch, at
-most WRITE_INTERVAL_S later: storing each delta before sending it cost an INSERT and a commit on
-the send path, per delta (benchmarks/RESULTS.md, streaming latency). Every other event (status,
-prompt, candidate, verdicts, error) is stored together with everything pending before it, and
-only then published: when `Transcript.append` returns, the transcript up to that event is in the
-database. The run loop's status changes, and so the end of every run, are such events.
+An event goes to the run's group at once and into the database with the next batch, at most
+WRITE_INTERVAL_S later: storing each event before sending it cost an INSERT and a commit on the
+send path (benchmarks/RESULTS.md, streaming latency). A status change is the exception: it is
+stored together with everything pending before it, and only then published, so when
+`Transcript.status` returns the transcript up to that event is in the database. The run loop's
+status changes, and so the end of every run, go through it.
 
-A page that connects mid-run replays what is stored and then continues live; deltas published
+A page that connects mid-run replays what is stored and then continues live; events published
 before it joined and not stored yet are read back from the database by sequence number once they
 are (see inference.consumers).
 
-What a crash loses: a worker process that dies (killed, out of memory) loses the deltas it
+What a crash loses: a worker process that dies (killed, out of memory) loses the events it
 published but had not stored yet, normally the last WRITE_INTERVAL_S of each of its runs, more if
 the database was unreachable meanwhile (pending events wait in memory and are retried). Viewers saw
 them live; the stored transcript, and so a reload, ends before them, and the run is left in its
@@ -166,12 +166,12 @@ class Transcript:
             self._send_held()
 
     def append(self, kind: str, *, text: str = "", data: dict | None = None, round: int = 0) -> RunEvent:
-        """Any event but a delta: stored with everything before it, then sent."""
+        """Any event but a delta or a status change: sent at once, after what is held; stored
+        with the next batch."""
         with self._lock:
             self._send_held()
             event = self._next_event(kind, text=text, data=data, round=round)
             writer.add(event)
-            writer.flush()
             self.publish(event.as_message())
             return event
 
@@ -203,10 +203,17 @@ class Transcript:
             logger.exception("could not publish event of run %s", self.run.pk)
 
     def status(self, *, round: int = 0) -> RunEvent:
+        """The run's status, as saved: stored with everything before it, then sent."""
         run = self.run
-        return self.append(
-            RunEvent.Kind.STATUS,
-            text=run.get_status_display(),
-            data={"status": run.status, "rounds_completed": run.rounds_completed, "error": run.error},
-            round=round,
-        )
+        with self._lock:
+            self._send_held()
+            event = self._next_event(
+                RunEvent.Kind.STATUS,
+                text=run.get_status_display(),
+                data={"status": run.status, "rounds_completed": run.rounds_completed, "error": run.error},
+                round=round,
+            )
+            writer.add(event)
+            writer.flush()
+            self.publish(event.as_message())
+            return event

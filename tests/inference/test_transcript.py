@@ -1,6 +1,6 @@
 """Streamed deltas are sent at once, or held together while they come in quick succession (never
-past the end of the window), and stored in batches; every other event is stored with everything
-before it, then sent. Nothing is lost or reordered."""
+past the end of the window), and stored in batches, as are other events; a status change is stored
+with everything before it, then sent. Nothing is lost or reordered."""
 
 import threading
 import time
@@ -61,7 +61,16 @@ def test_the_first_delta_goes_out_at_once_and_quick_followers_are_held_together(
     transcript.append_delta("answer", "```python", round=1)  # another kind: the held text goes first
     transcript.append("finished", round=1)  # any other event: everything held goes before it
     assert sent == [("reasoning", "Reading ", 1), ("reasoning", "the graph.", 2), ("answer", "```python", 3), ("finished", "", 4)]
+    writer.flush()
     assert stored(run) == [(kind, text) for kind, text, _ in sent]
+
+
+def test_events_other_than_a_status_change_are_sent_before_they_are_stored(run, sent, writer):
+    transcript = Transcript(run)
+    transcript.append("prompt", text="Make it faster.", round=1)
+    transcript.append("finished", round=1)
+    assert [(kind, seq) for kind, _, seq in sent] == [("prompt", 1), ("finished", 2)]
+    assert stored(run) == []
 
 
 def test_deltas_further_apart_than_the_window_each_go_out_at_once_before_they_are_stored(run, sent, writer, monkeypatch):
@@ -98,9 +107,11 @@ def test_a_status_change_stores_every_event_before_it(run, sent, writer, monkeyp
     monkeypatch.setattr(transcript_module, "DELTA_WINDOW_S", 0)
     transcript = Transcript(run)
     transcript.append_delta("answer", "No kernel.", round=1)
+    transcript.append("no_candidate", text="No code block.", round=1)
     run.status = OptimizationRun.Status.DONE
     transcript.status(round=1)
-    assert stored(run) == [("answer", "No kernel."), ("status", "Done")]
+    assert stored(run) == [("answer", "No kernel."), ("no_candidate", "No code block."), ("status", "Done")]
+    assert [kind for kind, _, _ in sent] == ["answer", "no_candidate", "status"]
 
 
 def test_the_writer_stores_published_deltas_within_its_interval(run, sent, monkeypatch):
@@ -124,7 +135,7 @@ def test_runs_on_many_threads_store_every_event_once_in_order(sent, writer, monk
             transcript.append_delta("reasoning", f"{index} ", round=1)
             if index % 10 == 0:
                 writer.flush()  # batches from several threads, as the writer's own thread does
-        transcript.append("finished", round=1)
+        transcript.status(round=1)
         connection.close()
 
     threads = [threading.Thread(target=stream, args=(run,)) for run in runs]

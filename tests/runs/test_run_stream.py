@@ -42,6 +42,7 @@ async def test_a_late_visitor_gets_the_stored_transcript_merged_then_live_deltas
     transcript = await sync_to_async(Transcript)(run)
     for word in ("Reading ", "the ", "graph."):
         await sync_to_async(transcript.append)("reasoning", text=word, round=1)
+    await sync_to_async(transcript_module.writer.flush)()
     communicator = await connect(run.pk)
     replay = await receive_until_replayed(communicator)
     assert [(m["kind"], m["text"], m["seq"]) for m in replay] == [("reasoning", "Reading the graph.", 3)]
@@ -107,6 +108,22 @@ async def test_a_reload_while_deltas_are_not_stored_yet_gets_every_delta_once_in
     await sync_to_async(writer.flush)()
     live = await receive_all(communicator)
     assert [(m["text"], m["seq"]) for m in live] == [("c", 3), ("d", 4)]
+    await communicator.disconnect()
+
+
+async def test_a_reload_before_the_prompt_is_stored_gets_it_once_in_order(writer):
+    run = await sync_to_async(new_run)()
+    transcript = await sync_to_async(Transcript)(run)
+    await sync_to_async(transcript.status)(round=1)
+    await sync_to_async(transcript.append)("prompt", text="Make it faster.", round=1)  # published, not stored
+
+    communicator = await connect(run.pk)
+    replay = await receive_until_replayed(communicator)
+    assert [(m["kind"], m["seq"]) for m in replay] == [("status", 1)]
+    await sync_to_async(transcript.append_delta)("reasoning", "a", round=1)
+    await sync_to_async(writer.flush)()
+    live = await receive_all(communicator)
+    assert [(m["kind"], m["seq"]) for m in live] == [("prompt", 2), ("reasoning", 3)]
     await communicator.disconnect()
 
 
