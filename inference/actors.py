@@ -1,9 +1,10 @@
 """The run loop: rounds of generate, extract, verify, learn, as a Dramatiq job on the inference queue.
 
 Round 1 sends the single-shot prompt; each later round sends the contrastive prompt built from
-the earlier candidates and their measured verdicts. Every delta is stored and published as it
-arrives. The loop stops at the round limit, when a kernel reaches the target speedup, when the
-requester cancels, or when the model fails.
+the earlier candidates and their measured verdicts. Every event is published as it arrives and
+stored in the transcript's next batch; each status change stores the transcript up to it first.
+The loop stops at the round limit, when a kernel reaches the target speedup, when the requester
+cancels, or when the model fails.
 """
 
 import logging
@@ -15,6 +16,7 @@ from django.utils import timezone
 
 from inference.backends import get_backend
 from inference.backends.events import AnswerDelta, Error, Finished, ReasoningDelta
+from inference.cancellation import cancel_requests
 from inference.extraction import extract_candidate
 from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from inference.queues import INFERENCE_QUEUE
@@ -24,7 +26,7 @@ from kernels.source import detect_language_of, source_hash
 
 logger = logging.getLogger(__name__)
 
-# How often the loop looks at the database for a cancel request or new verdicts.
+# How often the loop looks at the database for new verdicts, or for a cancel while it waits.
 POLL_SECONDS = 0.5
 
 
@@ -47,41 +49,32 @@ def _set_status(run: OptimizationRun, transcript: Transcript, status: str, *, er
     transcript.status(round=round)
 
 
-def _cancel_check(run: OptimizationRun):
-    """A cheap `cancel` for the backend: it asks the database at most every POLL_SECONDS."""
-    last = {"at": time.monotonic(), "answer": False}
-
-    def cancelled() -> bool:
-        if not last["answer"] and time.monotonic() - last["at"] > POLL_SECONDS:
-            last["at"] = time.monotonic()
-            last["answer"] = _cancel_requested(run)
-        return last["answer"]
-
-    return cancelled
-
-
 def _generate(run, transcript, round_number, messages) -> str:
     """Stream one model answer into the transcript; returns the answer text."""
     backend = get_backend(run.backend, model=run.model_name or None)
-    cancelled = _cancel_check(run)
+
+    def cancelled() -> bool:
+        return cancel_requests.requested(run.pk)
+
     answer = []
     try:
-        for event in backend.stream(messages, cancel=cancelled):
-            if isinstance(event, ReasoningDelta):
-                transcript.append_delta(RunEvent.Kind.REASONING, event.text, round=round_number)
-            elif isinstance(event, AnswerDelta):
-                answer.append(event.text)
-                transcript.append_delta(RunEvent.Kind.ANSWER, event.text, round=round_number)
-            elif isinstance(event, Finished):
-                transcript.append(RunEvent.Kind.FINISHED, data=event.as_dict(), round=round_number)
-            elif isinstance(event, Error):
+        with cancel_requests.watching(run.pk):
+            for event in backend.stream(messages, cancel=cancelled):
+                if isinstance(event, ReasoningDelta):
+                    transcript.append_delta(RunEvent.Kind.REASONING, event.text, round=round_number)
+                elif isinstance(event, AnswerDelta):
+                    answer.append(event.text)
+                    transcript.append_delta(RunEvent.Kind.ANSWER, event.text, round=round_number)
+                elif isinstance(event, Finished):
+                    transcript.append(RunEvent.Kind.FINISHED, data=event.as_dict(), round=round_number)
+                elif isinstance(event, Error):
+                    if cancelled():
+                        raise Cancelled
+                    raise RuntimeError(event.message)
                 if cancelled():
                     raise Cancelled
-                raise RuntimeError(event.message)
-            if cancelled():
-                raise Cancelled
     finally:
-        transcript.flush()  # held deltas are stored whatever ended the stream
+        transcript.flush()  # held deltas are sent whatever ended the stream
     return "".join(answer)
 
 
