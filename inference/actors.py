@@ -14,6 +14,11 @@ import dramatiq
 from django.conf import settings
 from django.utils import timezone
 
+# The model client's modules load with the run loop, when the worker process starts, rather than
+# in its first run: importing them (compiled from source where bytecode is not written, as in
+# the image) held a new worker's interpreter for ~0.5 s, stalling every run it had started
+# (benchmarks/RESULTS.md, streaming latency).
+import inference.backends.vllm  # noqa: F401
 from inference.backends import get_backend
 from inference.backends.events import AnswerDelta, Error, Finished, ReasoningDelta
 from inference.cancellation import cancel_requests

@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import httpcore  # noqa: F401  (httpx imports it when it builds its first client; see inference.actors)
 import httpx
 from httpx_sse import EventSource
 
