@@ -27,7 +27,7 @@ import time
 from django.db import IntegrityError, close_old_connections, connections, transaction
 from django.db.models import Max
 
-from kernels.broadcast import call_later, group_send
+from kernels.broadcast import call_later, group_send_soon
 from kernels.events import run_group
 from kernels.models import OptimizationRun, RunEvent
 
@@ -196,11 +196,9 @@ class Transcript:
         return RunEvent(run=self.run, seq=self._seq, kind=kind, text=text, data=data or {}, round=round)
 
     def publish(self, message: dict) -> None:
-        """Send to live viewers; a broken layer loses liveness, never the stored transcript."""
-        try:
-            group_send(run_group(self.run.pk), {"type": "arena.event", "event": message})
-        except Exception:
-            logger.exception("could not publish event of run %s", self.run.pk)
+        """Send to live viewers, in order, without waiting; a broken layer loses liveness (logged),
+        never the stored transcript."""
+        group_send_soon(run_group(self.run.pk), {"type": "arena.event", "event": message})
 
     def status(self, *, round: int = 0) -> RunEvent:
         """The run's status, as saved: stored with everything before it, then sent."""
