@@ -17,6 +17,7 @@ import functools
 import json
 import logging
 import ssl
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -77,11 +78,20 @@ def _error_text(response: httpx.Response) -> str:
     return str(body)
 
 
+_ssl_context_lock = threading.Lock()
+
+
 @functools.cache
+def _built_ssl_context() -> ssl.SSLContext:
+    return httpx.create_ssl_context()
+
+
 def _ssl_context() -> ssl.SSLContext:
     """One per process: httpx builds a new one for every client, loading the CA bundle, which
-    cost 25 ms of CPU per run (50 runs starting at once stalled everyone's stream for a second)."""
-    return httpx.create_ssl_context()
+    cost 25 ms of CPU per run (50 runs starting at once stalled everyone's stream for a second).
+    Built under a lock: the first runs of a new worker, starting together, each built one."""
+    with _ssl_context_lock:
+        return _built_ssl_context()
 
 
 class VLLMBackend:
