@@ -46,7 +46,7 @@ def _cancel_requested(run: OptimizationRun) -> bool:
 def _set_status(run: OptimizationRun, transcript: Transcript, status: str, *, error: str = "", round: int = 0) -> None:
     run.status = status
     run.error = error
-    fields = ["status", "error"]
+    fields = ["status", "error", "started_at"]
     if status in OptimizationRun.FINISHED:
         run.finished_at = timezone.now()
         fields.append("finished_at")
@@ -189,11 +189,12 @@ def run_optimization(run_id: int) -> None:
     if run.is_finished:
         return
     transcript = Transcript(run)
-    run.started_at = run.started_at or timezone.now()
-    run.save(update_fields=["started_at"])
+    run.started_at = run.started_at or timezone.now()  # saved with the first status
     try:
-        for round_number in range(run.rounds_completed + 1, run.max_rounds + 1):
-            if _cancel_requested(run):
+        rounds = range(run.rounds_completed + 1, run.max_rounds + 1)
+        for round_number in rounds:
+            # Before the first round the run was just read, and its cancel request with it.
+            if run.cancel_requested_at is not None if round_number == rounds[0] else _cancel_requested(run):
                 raise Cancelled
             _set_status(run, transcript, OptimizationRun.Status.RUNNING, round=round_number)
             _round(run, transcript, round_number)
