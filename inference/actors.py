@@ -198,8 +198,7 @@ def run_optimization(run_id: int) -> None:
                 raise Cancelled
             _set_status(run, transcript, OptimizationRun.Status.RUNNING, round=round_number)
             _round(run, transcript, round_number)
-            best = _best_speedup(run)
-            if run.target_speedup is not None and best is not None and best >= run.target_speedup:
+            if run.target_speedup is not None and (_best_speedup(run) or 0) >= run.target_speedup:
                 break
         _set_status(run, transcript, OptimizationRun.Status.DONE, round=run.rounds_completed)
     except Cancelled:
