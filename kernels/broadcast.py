@@ -51,7 +51,8 @@ def group_send_soon(group: str, message: dict) -> None:
     logged. Messages handed over from one thread are sent in that order (the loop starts them in
     order and the layer's connection sends one at a time, first come first served). For streams
     of many messages (a run's transcript): waiting for each cost a cross-thread future and two
-    thread switches per message, a third of a worker's time at 1000 messages a second."""
+    thread switches per message; the future's callbacks alone were ~12% of an inference worker's
+    interpreter time at 1000 messages a second (benchmarks/RESULTS.md, streaming latency)."""
     layer = get_channel_layer()
     if layer is None:
         return
