@@ -119,6 +119,15 @@ def gaps(seqs: list[int]) -> dict:
             "duplicated": len(seqs) - len(set(seqs)), "out_of_order": sum(b < a for a, b in zip(seqs, seqs[1:]))}
 
 
+async def probe_loop_lag(lags: list[tuple[float, float]]) -> None:
+    """How late this process's event loop wakes from a 10 ms sleep: a delta that arrives while the
+    loop is busy waits as long before its receive time is taken (the clients' own share of the tail)."""
+    while True:
+        asked = time.monotonic()
+        await asyncio.sleep(0.01)
+        lags.append((time.time(), time.monotonic() - asked - 0.01))
+
+
 def by_half_second(latencies: list[tuple[float, float]], began: float) -> list[dict]:
     """Latency of the deltas sent in each half-second since the runs were sent: where the tail is."""
     buckets: dict[int, list[float]] = {}
@@ -193,6 +202,7 @@ def main() -> None:
             time.sleep(0.1)
 
         latencies: list[tuple[float, float]] = []
+        lags: list[tuple[float, float]] = []
         counts = {"runs": args.runs, "connected": 0}
         seqs: dict[int, list[int]] = {run.pk: [] for run in runs}
 
@@ -203,12 +213,14 @@ def main() -> None:
                                                   seqs[run.pk]))
                         for run in runs]
             await asyncio.wait_for(ready.wait(), timeout=60)
+            prober = asyncio.create_task(probe_loop_lag(lags))
             began = time.time()
             for run in runs:
                 run_optimization.send(run.pk)
             _, unfinished = await asyncio.wait(watchers, timeout=args.deltas / args.rate * 4 + 120)
             for watcher in unfinished:  # reported below as runs whose end never arrived
                 watcher.cancel()
+            prober.cancel()
             return began
 
         began = asyncio.run(measure())
@@ -229,6 +241,7 @@ def main() -> None:
         "wall_s": round(wall, 1),
         "latency_ms": summary([latency for _, latency in latencies], scale=1000, digits=1),
         "latency_ms_by_half_second": by_half_second(latencies, began),
+        "client_loop_lag_ms_by_half_second": by_half_second(lags, began),
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=2))
