@@ -50,8 +50,7 @@ def _set_status(run: OptimizationRun, transcript: Transcript, status: str, *, er
     if status in OptimizationRun.FINISHED:
         run.finished_at = timezone.now()
         fields.append("finished_at")
-    run.save(update_fields=fields)
-    transcript.status(round=round)
+    transcript.status(round=round, save_run=lambda: run.save(update_fields=fields))
 
 
 def _generate(run, transcript, round_number, messages) -> str:

@@ -4,8 +4,9 @@ An event goes to the run's group at once and into the database with the next bat
 WRITE_INTERVAL_S later: storing each event before sending it cost an INSERT and a commit on the
 send path (benchmarks/RESULTS.md, streaming latency). A status change is the exception: it is
 stored together with everything pending before it, and only then published, so when
-`Transcript.status` returns the transcript up to that event is in the database. The run loop's
-status changes, and so the end of every run, go through it.
+`Transcript.status` returns the transcript up to that event is in the database; the run's row
+takes its new status only after that. The run loop's status changes, and so the end of every
+run, go through it.
 
 A page that connects mid-run replays what is stored and then continues live; events published
 before it joined and not stored yet are read back from the database by sequence number once they
@@ -23,6 +24,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 
 from django.db import IntegrityError, close_old_connections, connections, transaction
 from django.db.models import Max
@@ -200,8 +202,10 @@ class Transcript:
         never the stored transcript."""
         group_send_soon(run_group(self.run.pk), {"type": "arena.event", "event": message})
 
-    def status(self, *, round: int = 0) -> RunEvent:
-        """The run's status, as saved: stored with everything before it, then sent."""
+    def status(self, *, round: int = 0, save_run: Callable[[], object] = lambda: None) -> RunEvent:
+        """A change of the run's status (already set on `self.run`): the event is stored with
+        everything before it, then `save_run` saves the run's row, then the event is sent. So
+        whoever reads the run's new status from the database finds its whole transcript there."""
         run = self.run
         with self._lock:
             self._send_held()
@@ -213,5 +217,6 @@ class Transcript:
             )
             writer.add(event)
             writer.flush()
+            save_run()
             self.publish(event.as_message())
             return event

@@ -114,6 +114,20 @@ def test_a_status_change_stores_every_event_before_it(run, sent, writer, monkeyp
     assert [kind for kind, _, _ in sent] == ["answer", "no_candidate", "status"]
 
 
+def test_the_run_row_takes_its_new_status_only_once_the_transcript_is_stored(run, sent, writer):
+    """A reader who sees the run finished finds its whole transcript (CI once read a cancelled run
+    whose status event was not stored yet)."""
+    transcript = Transcript(run)
+    transcript.append("prompt", text="Optimize.", round=1)
+    run.status = OptimizationRun.Status.CANCELLED
+    at_save = []
+    transcript.status(round=1, save_run=lambda: at_save.append((stored(run), list(sent))))
+    (stored_then, sent_then), = at_save
+    assert stored_then == [("prompt", "Optimize."), ("status", run.get_status_display())]
+    assert [kind for kind, _, _ in sent_then] == ["prompt"]  # the status goes out after the row is saved
+    assert [kind for kind, _, _ in sent] == ["prompt", "status"]
+
+
 def test_the_writer_stores_published_deltas_within_its_interval(run, sent, monkeypatch):
     monkeypatch.setattr(transcript_module, "DELTA_WINDOW_S", 0)
     monkeypatch.setattr(transcript_module, "writer", TranscriptWriter(interval_s=0.05))
