@@ -192,6 +192,11 @@ def output_elements_distinct(ev: Evidence) -> Outcome | None:
 
 def output_owns_storage(ev: Evidence) -> Outcome | None:
     reference = (ev.prepared or {}).get("spec", [])
+    for call in ev.candidate_calls(TRIAL, TIMED, PROFILE, PROOF):
+        overwritten = call.reply.get("output", {}).get("earlier_output_overwritten")
+        if overwritten:
+            return fail("the candidate's output was overwritten by its next call (torch.compile's CUDA graphs return "
+                        f"the same static memory every call: \"{overwritten}\"); clone the output before returning it")
     for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, PROFILE, PROOF):
         reference_aliases_input = index < len(reference) and reference[index].get("aliases_input")
         if leaf.get("aliases_input") and not reference_aliases_input:

@@ -52,6 +52,22 @@ def spans(values) -> list[tuple[int, int, int]]:
     return [_storage_span(v) for v in values if type(v) is _Tensor]
 
 
+def readable_spans(values) -> tuple[list[tuple[int, int, int]], str | None]:
+    """The spans of earlier outputs, and why one could not be read. torch.compile's CUDA graphs
+    (modes reduce-overhead and max-autotune) hand every call the same static output memory and mark
+    the earlier output unreadable ("accessing tensor output of CUDAGraphs that has been overwritten
+    by a subsequent run"): the reused-buffer case, which torch detects before we compare addresses."""
+    readable, unreadable = [], None
+    for value in values:
+        if type(value) is not _Tensor:
+            continue
+        try:
+            readable.append(_storage_span(value))
+        except RuntimeError as exc:
+            unreadable = str(exc).strip().splitlines()[0][:300]
+    return readable, unreadable
+
+
 def leaf_facts(value, *, input_spans, earlier_spans, model_spans) -> dict:
     kind = type(value)
     facts = {"type": f"{kind.__module__}.{kind.__qualname__}", "plain_tensor": kind is _Tensor}
@@ -76,7 +92,7 @@ def leaf_facts(value, *, input_spans, earlier_spans, model_spans) -> dict:
 def output_facts(value, *, inputs, earlier_outputs, model) -> dict:
     structure, leaves = flatten(value)
     input_spans = spans(inputs)
-    earlier_spans = spans(earlier_outputs)
+    earlier_spans, earlier_unreadable = readable_spans(earlier_outputs)
     model_spans = spans(list(model.parameters()) + list(model.buffers())) if isinstance(model, torch.nn.Module) else []
     seen: list = []
     leaf_list = []
@@ -87,7 +103,7 @@ def output_facts(value, *, inputs, earlier_outputs, model) -> dict:
             facts["aliases_other_output"] = any(_overlaps(span, s) for s in seen)
             seen.append(span)
         leaf_list.append(facts)
-    return {"structure": structure, "leaves": leaf_list}
+    return {"structure": structure, "leaves": leaf_list, "earlier_output_overwritten": earlier_unreadable}
 
 
 def poison(spec: list[dict], device: str) -> None:

@@ -66,3 +66,14 @@ def test_every_check_has_a_unique_name_and_a_known_status():
 
     assert len(names) == len(set(names))
     assert {check.status for check in checks.CHECKS} <= {"error", "rejected", "incorrect"}
+
+
+def test_output_overwritten_by_the_next_call_is_a_reused_buffer():
+    ev = _evidence()
+    ev.calls[0].reply["output"]["earlier_output_overwritten"] = (
+        "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run.")
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("output_owns_storage", "rejected")
+    assert "clone the output" in first["detail"]

@@ -62,3 +62,11 @@ def test_candidate_using_torch_compile_verifies_on_the_gpu():
     verdict = cuda_verify("linear_relu", "honest_compiled_linear_relu", baselines=("eager", "compile"))
 
     assert verdict["status"] == "verified", verdict["reason"]
+
+
+@needs_cuda
+def test_compiled_graph_output_overwritten_by_the_next_call_is_rejected():
+    verdict = cuda_verify("matmul", "gpu_compiled_graph_output")
+
+    assert (verdict["status"], failed_check(verdict)) == ("rejected", "output_owns_storage")
+    assert "overwritten by its next call" in verdict["reason"]
