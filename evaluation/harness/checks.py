@@ -101,10 +101,13 @@ def candidate_loads(ev: Evidence) -> Outcome | None:
 
 
 def defines_model_new(ev: Evidence) -> Outcome | None:
+    told = "define `class ModelNew(nn.Module)` taking the problem's init inputs"
+    if not ev.static.get("parse_error") and not ev.static.get("names_model_new", True):
+        return fail(f"the candidate defines no class ModelNew (the name does not occur in its source); {told}")
     if not ev.loaded:
         return None
     if not ev.loaded.get("defines_model_new"):
-        return fail("the candidate defines no class ModelNew; define `class ModelNew(nn.Module)` taking the problem's init inputs")
+        return fail(f"the candidate defines no class ModelNew; {told}")
     return ok("ModelNew is defined")
 
 

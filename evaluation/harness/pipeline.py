@@ -471,7 +471,7 @@ class Session:
     def run(self, steps=None) -> Verdict:
         self.ev.static = static_analysis.analyze(self.candidate_source)
         self.progress("building")
-        if not self.ev.static.get("parse_error"):
+        if not self.ev.static.get("parse_error") and self.ev.static.get("names_model_new"):
             root = Path(tempfile.mkdtemp(prefix="kernel-arena-run-"))
             began = time.monotonic()
             try:

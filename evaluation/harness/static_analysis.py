@@ -104,10 +104,15 @@ def _fallbacks(tree: ast.Module) -> list[int]:
 
 
 def analyze(source: str) -> dict:
+    # Text, not the syntax tree: a comment or string naming it keeps the candidate on the full path,
+    # where loading decides. Without the name anywhere it cannot define ModelNew, and the harness
+    # stops before computing any reference (CUDA-L1's release has 17 such entries, the string "None").
+    names_model_new = "ModelNew" in source
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        return {"parse_error": f"SyntaxError at line {exc.lineno}: {exc.msg}", "facts": {}, "defines_model_new": False}
+        return {"parse_error": f"SyntaxError at line {exc.lineno}: {exc.msg}", "facts": {}, "defines_model_new": False,
+                "names_model_new": names_model_new}
     aliases = _aliases(tree)
     facts: dict[str, set[int]] = {name: set() for name in PATTERNS}
     facts["try_except_fallbacks"] = set(_fallbacks(tree))
@@ -134,4 +139,4 @@ def analyze(source: str) -> dict:
     else:
         language = "pytorch"
     return {"parse_error": None, "facts": found, "language": language, "defines_model_new": "ModelNew" in classes,
-            "classes": classes}
+            "names_model_new": names_model_new, "classes": classes}

@@ -11,10 +11,19 @@ def test_syntax_error_is_an_error_naming_the_line():
     assert "line 5" in verdict["reason"]
 
 
-def test_missing_model_new_is_an_error():
+def test_missing_model_new_is_an_error_before_any_process_starts():
     verdict = verify("matmul", "fault_no_model_new")
 
     assert (verdict["status"], failed_check(verdict)) == ("error", "defines_model_new")
+    assert "does not occur in its source" in verdict["reason"]
+    assert verdict["cost"].get("steps_s", {}) == {}
+
+
+def test_model_new_that_is_not_a_class_is_an_error_after_loading():
+    verdict = verify("matmul", "fault_model_new_not_a_class")
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "defines_model_new")
+    assert "start_up" in verdict["cost"]["steps_s"]
 
 
 def test_exception_in_init_is_an_error():
