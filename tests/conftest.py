@@ -92,8 +92,12 @@ def h100_release():
 
 
 @pytest.fixture(autouse=True)
-def _static_files_without_collectstatic(settings, tmp_path_factory):
-    """Pages render in tests without a collectstatic run; production keeps the hashed manifest."""
+def _static_files_without_collectstatic(request, tmp_path_factory):
+    """Pages render in tests without a collectstatic run; production keeps the hashed manifest.
+    A GPU host runs the harness's tests without Django (nor pytest-django): nothing to do there."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        return
+    settings = request.getfixturevalue("settings")
     settings.STATIC_ROOT = tmp_path_factory.getbasetemp()
     settings.STORAGES = {
         **settings.STORAGES,
