@@ -115,6 +115,13 @@ class OpRecorder(TorchDispatchMode):
         return out
 
 
+def _attribute_identities(model: torch.nn.Module) -> dict[str, int]:
+    """Each plain attribute of the module and its submodules (not parameters, buffers or
+    submodules, which live in their own dicts), by the identity of the object it holds."""
+    return {f"{prefix}.{name}".lstrip("."): id(value) for prefix, module in model.named_modules()
+            for name, value in vars(module).items() if not name.startswith("_")}
+
+
 def _describe(value) -> list[dict]:
     return [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in _tensors(value)]
 
@@ -147,6 +154,7 @@ def analyse(source: str) -> dict:
         "notes": [],
     }
     recorder = OpRecorder()
+    before = _attribute_identities(model)
     try:
         with torch.no_grad(), recorder:
             output = model(*inputs)
@@ -154,6 +162,10 @@ def analyse(source: str) -> dict:
     except TooManyOps:
         result["complete"] = False
         result["notes"].append(f"stopped counting after {MAX_RECORDED_OPS} ops; the totals cover those only")
+    # A forward that rebinds an attribute (an RNN's `self.hidden = ...`) carries state from one call
+    # to the next: replaying a captured graph would repeat the first call's state.
+    after = _attribute_identities(model)
+    result["state_rebound"] = sorted(name for name, identity in after.items() if before.get(name) != identity)
     result["ops"] = sorted(recorder.ops.values(), key=lambda op: -op["bytes"])
     result["kernel_launches"] = recorder.count
     try:

@@ -106,3 +106,22 @@ def test_demoting_a_loss_makes_it_rank_lower():
     slower = verified("# builtin-transformation: torch-compile-max-autotune\n", 0.3)
     after = next(a for a in plan(profile, [slower]).ranked if a.transformation.key == "torch-compile")
     assert before.saving_s < 0 and after.saving_s < before.saving_s
+
+
+def test_a_forward_that_carries_state_between_calls_gets_no_cuda_graph():
+    # KernelBench level 3 task 33: an RNN cell that keeps its hidden state in `self.hidden`.
+    profile = analyse_problem(problem(3, 33))
+
+    ranked = {a.transformation.key: a for a in plan(profile, []).ranked}
+    assert profile.state_rebound == ["hidden"]
+    for key in ("cuda-graph", "torch-compile-reduce-overhead"):
+        assert not ranked[key].applicable
+        assert "forward rebinds `self.hidden`" in ranked[key].why
+    assert plan(profile, []).choice.transformation.key not in ("cuda-graph", "torch-compile-reduce-overhead")
+
+
+def test_a_stateless_forward_keeps_cuda_graphs():
+    profile = analyse_problem(problem(2, 12))
+
+    assert profile.state_rebound == []
+    assert next(a for a in plan(profile, []).ranked if a.transformation.key == "cuda-graph").applicable
