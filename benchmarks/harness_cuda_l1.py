@@ -169,12 +169,11 @@ def command_smoke(state: Path) -> None:
                   f"{record['reason'][:150]}", flush=True)
 
 
-def command_build(state: Path, workers: int) -> None:
-    """Compile every load_inline candidate in parallel into the shared build cache."""
+def command_build(state: Path, workers: int, first: tuple = ()) -> None:
+    """Compile every load_inline candidate in parallel into the shared build cache, `first` first."""
     results = state / "build.jsonl"
     done = {**load_results(results), **load_results(state / "verify.jsonl")}
-    todo = [r for r in entries() if needs_build(r)]
-    todo = [r for r in todo if key(r) not in done]
+    todo = sorted((r for r in entries() if needs_build(r) and key(r) not in done), key=first_in_order(first))
     print(f"building {len(todo)} candidates with {workers} workers", flush=True)
     folder = Path(tempfile.mkdtemp())
 
@@ -195,6 +194,12 @@ def command_build(state: Path, workers: int) -> None:
         (state / BUILDING).unlink(missing_ok=True)
 
 
+def first_in_order(first: tuple):
+    """A sort key: the rows named in `first` in that order, then the rest as they were (sorts are stable)."""
+    rank = {name: index for index, name in enumerate(first)}
+    return lambda row: rank.get(key(row), len(rank))
+
+
 def needs_build(row: dict) -> bool:
     return "load_inline" in row["custom_code"] or "cpp_extension" in row["custom_code"]
 
@@ -203,7 +208,8 @@ def ran_out_of_memory(record: dict) -> bool:
     return record.get("status") in ("error", "crashed") and "out of memory" in (record.get("reason") or "").lower()
 
 
-def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: bool = False, first: tuple = ()) -> None:
+def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: bool = False, first: tuple = (),
+                   only: tuple = ()) -> None:
     results = state / "verify.jsonl"
     built = state / "build.jsonl"
     done = load_results(results)
@@ -211,12 +217,14 @@ def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: boo
     # and `placeholders` records it without one.
     rows = [r for r in entries() if r["custom_code"] != "None" and not (skip_builds and needs_build(r))]
     sample = all_baseline_sample(rows)
+    if only:
+        rows = [r for r in rows if key(r) in only]
     # Levels interleaved, so a batch cut short still covers every level; `first` before the rest.
     by_level = defaultdict(list)
     for row in sorted(rows, key=lambda r: (r["level_id"], r["task_id"])):
         by_level[row["level_id"]].append(row)
     order = [row for group in zip(*(by_level[lv] + [None] * 100 for lv in sorted(by_level))) for row in group if row]
-    order.sort(key=lambda r: key(r) not in first)
+    order.sort(key=first_in_order(first))
     todo = [r for r in order if key(r) not in done]
     print(f"{len(done)} done, {len(todo)} to go; all four baselines on {len(sample)} sampled tasks", flush=True)
     began = time.monotonic()
@@ -270,16 +278,17 @@ def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: boo
 REPEAT_TASKS = ("L1T1", "L2T12", "L3T1", "L2T14", "L2T17")
 
 
-def command_repeat(state: Path) -> None:
+def command_repeat(state: Path, plan: dict, only: tuple = ()) -> None:
     """Five honest candidates, each verified three times with the platform's own plan (the
-    defaults), alone on the GPU: the spread of the speedup over eager."""
+    defaults, or these fields changed), alone on the GPU: the spread of the speedup over eager."""
     results = state / "repeat.jsonl"
     rows = {key(r): r for r in entries()}
+    label = json.dumps(plan, sort_keys=True) if plan else "defaults"
     with tempfile.TemporaryDirectory() as folder:
-        for name in REPEAT_TASKS:
+        for name in only or REPEAT_TASKS:
             for attempt in range(3):
-                record = verify_row(rows[name], Path(folder), state, baselines="eager", plan={})
-                append(results, {**record, "key": f"{name}#{attempt}", "task_key": name, "plan": "defaults"})
+                record = verify_row(rows[name], Path(folder), state, baselines="eager", plan=plan)
+                append(results, {**record, "key": f"{name}#{attempt}#{label}", "task_key": name, "plan": label})
                 print(f"repeat {name} #{attempt} {record['status']} {record.get('speedups')} {record.get('candidate')}", flush=True)
 
 
@@ -364,14 +373,19 @@ def command_report(state: Path) -> None:
     repeats = defaultdict(list)
     for r in load_results(state / "repeat.jsonl").values():
         if r.get("speedups"):
-            repeats[r["task_key"]].append(r["speedups"]["eager"])
+            repeats[r["task_key"], r.get("plan", "defaults")].append(r["speedups"]["eager"])
     if repeats:
         print("\nRepeatability (three runs each, speedup over eager):\n")
-        for name, values in repeats.items():
+        for (name, plan), values in repeats.items():
             spread = (max(values) - min(values)) / statistics.median(values)
-            print(f"- {name}: {', '.join(f'{v:.3f}' for v in values)}; spread {100 * spread:.1f}%")
+            print(f"- {name} ({plan}): {', '.join(f'{v:.3f}' for v in values)}; spread {100 * spread:.1f}%")
     for r in load_results(state / "cost.jsonl").values():
         print(f"\ncost {r['key']}: {r['wall_s']} s, {r['status']}")
+
+
+def first_keys(option: str) -> tuple[str, ...]:
+    text = Path(option[1:]).read_text() if option.startswith("@") else option
+    return tuple(filter(None, (k.strip() for k in text.replace(",", "\n").splitlines())))
 
 
 def main() -> None:
@@ -381,21 +395,24 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=520)
     parser.add_argument("--workers", type=int, default=14)
     parser.add_argument("--parallel", type=int, default=3)
-    parser.add_argument("--first", default="", help="comma-separated keys (L1T9,...) to verify before the rest")
+    parser.add_argument("--first", default="", help="keys to verify before the rest: comma-separated (L1T9,...), "
+                        "or @FILE with one key per line")
     parser.add_argument("--skip-builds", action="store_true", help="verify only candidates with no load_inline build")
+    parser.add_argument("--only", default="", help="verify or repeat only these keys (comma-separated, or @FILE)")
+    parser.add_argument("--plan", default="{}", help="repeat: plan fields (JSON) to change from the defaults")
     args = parser.parse_args()
     state = Path(args.state)
     state.mkdir(parents=True, exist_ok=True)
     if args.command == "smoke":
         command_smoke(state)
     elif args.command == "build":
-        command_build(state, args.workers)
+        command_build(state, args.workers, first_keys(args.first))
     elif args.command == "verify":
-        command_verify(state, args.budget_s, args.parallel, args.skip_builds, tuple(filter(None, args.first.split(","))))
+        command_verify(state, args.budget_s, args.parallel, args.skip_builds, first_keys(args.first), first_keys(args.only))
     elif args.command == "placeholders":
         command_placeholders(state)
     elif args.command == "repeat":
-        command_repeat(state)
+        command_repeat(state, json.loads(args.plan), first_keys(args.only))
     elif args.command == "cost":
         command_cost(state)
     else:

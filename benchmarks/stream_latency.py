@@ -29,6 +29,12 @@ from services import REPO, require_services, start, stop, summary
 sys.path.insert(0, str(REPO))
 
 MODEL = "latency-probe"
+# The ASGI server of the web process, with the options it would run with in production.
+WEB_SERVERS = {
+    "daphne": lambda port: [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(port), "config.asgi:application"],
+    "uvicorn": lambda port: [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop",
+                             "--http", "httptools", "--ws", "websockets", "--no-access-log", "config.asgi:application"],
+}
 WORKER_READY = "Worker process is ready for action."  # what each Dramatiq worker process logs once it consumes
 STAMP = re.compile(r"<t=(\d+\.\d+)>")
 
@@ -145,6 +151,10 @@ def main() -> None:
     parser.add_argument("--inference-processes", type=int, default=os.cpu_count(),
                         help="inference worker processes; the runs' threads are spread over them")
     parser.add_argument("--out", default="var/stream.json")
+    parser.add_argument("--server", choices=sorted(WEB_SERVERS), default="daphne",
+                        help="the web process's ASGI server (uvicorn needs `pip install uvicorn uvloop httptools`)")
+    parser.add_argument("--ramp-s", type=float, default=0.0,
+                        help="send the runs spread over this many seconds (0: all at once, the thundering herd)")
     args = parser.parse_args()
 
     _, redis_url = require_services()
@@ -171,8 +181,7 @@ def main() -> None:
     log_dir = REPO / "var" / "stream"
     log_dir.mkdir(parents=True, exist_ok=True)
     processes = [
-        start([sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(web_port), "config.asgi:application"],
-              log_dir / "web.log"),
+        start(WEB_SERVERS[args.server](web_port), log_dir / "web.log"),
         # Dramatiq prefetches twice its threads: one process would take every run, and half of
         # them would wait for a thread while the other process idles.
         start([sys.executable, "manage.py", "rundramatiq", "--queues", "inference", "--processes", str(args.inference_processes),
@@ -191,7 +200,7 @@ def main() -> None:
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    sys.exit(f"daphne did not start; see {log_dir / 'web.log'}")
+                    sys.exit(f"{args.server} did not start; see {log_dir / 'web.log'}")
                 time.sleep(0.3)
         # Runs sent while the worker processes still import the app started in two waves ~0.7 s
         # apart, the first streaming on one core while the other process booted on the other:
@@ -201,7 +210,7 @@ def main() -> None:
                 sys.exit(f"the inference workers did not start; see {log_dir / 'inference.log'}")
             time.sleep(0.1)
 
-        latencies: list[tuple[float, float]] = []
+        received: dict[int, list[tuple[float, float]]] = {run.pk: [] for run in runs}
         lags: list[tuple[float, float]] = []
         counts = {"runs": args.runs, "connected": 0}
         seqs: dict[int, list[int]] = {run.pk: [] for run in runs}
@@ -209,14 +218,16 @@ def main() -> None:
         async def measure():
             ready = asyncio.Event()
             origin = f"http://127.0.0.1:{web_port}"
-            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, latencies, ready, counts,
-                                                  seqs[run.pk]))
+            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, received[run.pk], ready,
+                                                  counts, seqs[run.pk]))
                         for run in runs]
             await asyncio.wait_for(ready.wait(), timeout=60)
             prober = asyncio.create_task(probe_loop_lag(lags))
             began = time.time()
             for run in runs:
                 run_optimization.send(run.pk)
+                if args.ramp_s:  # as users arrive: one run every ramp_s / runs seconds
+                    await asyncio.sleep(args.ramp_s / len(runs))
             _, unfinished = await asyncio.wait(watchers, timeout=args.deltas / args.rate * 4 + 120)
             for watcher in unfinished:  # reported below as runs whose end never arrived
                 watcher.cancel()
@@ -229,17 +240,25 @@ def main() -> None:
         stop(processes)
         model.shutdown()
 
+    latencies = [pair for pairs in received.values() for pair in pairs]
+    # The window in which every run streams: after the last run's first delta, before the first run's last.
+    opened = max((min(sent for sent, _ in pairs) for pairs in received.values() if pairs), default=0.0)
+    closed = min((max(sent for sent, _ in pairs) for pairs in received.values() if pairs), default=0.0)
+    all_streaming = [latency for sent, latency in latencies if opened <= sent <= closed]
     expected = args.runs * args.deltas
     finished = {k: v for k, v in counts.items() if k not in ("runs", "connected")}
     result = {
-        "runs": args.runs, "deltas_per_run": args.deltas, "rate_per_run": args.rate, "cores": os.cpu_count(),
+        "server": args.server, "runs": args.runs, "deltas_per_run": args.deltas, "rate_per_run": args.rate, "cores": os.cpu_count(),
         "inference_processes": args.inference_processes,
         "deltas_expected": expected, "deltas_received": len(latencies),
         "events": {name: sum(gaps(run_seqs)[name] for run_seqs in seqs.values()) for name in ("missing", "duplicated", "out_of_order")},
         "runs_finished": finished,
         "runs_without_end": args.runs - sum(finished.values()),
         "wall_s": round(wall, 1),
+        "ramp_s": args.ramp_s,
         "latency_ms": summary([latency for _, latency in latencies], scale=1000, digits=1),
+        "all_streaming_window_s": round(max(closed - opened, 0.0), 2),
+        "latency_ms_all_streaming": summary(all_streaming, scale=1000, digits=1) if all_streaming else None,
         "latency_ms_by_half_second": by_half_second(latencies, began),
         "client_loop_lag_ms_by_half_second": by_half_second(lags, began),
     }
