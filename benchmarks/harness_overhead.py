@@ -100,9 +100,25 @@ BETWEEN = {
     "spin_5ms": lambda: _spin(0.005),
     "sleep_5ms_gpu_busy_200us": lambda: (time.sleep(0.005), torch.cuda._sleep(200_000)),
 }
+# The same as sleep_5ms, but the GPU is kept busy for this long after the synchronize and before the
+# start event (a lead): the host's launch of the call is then hidden unless it takes longer. Says
+# how much of a sample is the host's launch latency after a pause. Not the harness's method: work a
+# candidate starts on another stream could run during the lead, outside the interval.
+LEADS_US = {"sleep_5ms_lead_100us": 100, "sleep_5ms_lead_300us": 300}
 
 
-def clocks(cp: CandidateProcess, who: str, args_for, device: str, samples: int, between) -> dict:
+def cycles_per_us() -> float:
+    """The GPU's clock as torch.cuda._sleep counts it, from one timed sleep."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1_000_000)  # warm
+    start.record()
+    torch.cuda._sleep(10_000_000)
+    end.record()
+    end.synchronize()
+    return 10_000_000 / (start.elapsed_time(end) * 1e3)
+
+
+def clocks(cp: CandidateProcess, who: str, args_for, device: str, samples: int, between, lead_cycles: int = 0) -> dict:
     """The same calls measured three ways at once, with `between()` before each."""
     if device != "cuda":
         return {}
@@ -117,6 +133,8 @@ def clocks(cp: CandidateProcess, who: str, args_for, device: str, samples: int, 
         flush.zero_()
         start, after_call, after_sync = (torch.cuda.Event(enable_timing=True) for _ in range(3))
         torch.cuda.synchronize()
+        if lead_cycles:
+            torch.cuda._sleep(lead_cycles)
         start.record()
         began = time.perf_counter()
         with torch.no_grad():
@@ -142,9 +160,12 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=60)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--device-lock", type=Path, help="a batch's device lock, taken exclusive for the clock comparison")
+    parser.add_argument("--candidate", type=Path, help="this candidate file instead of the task's")
+    parser.add_argument("--clocks-only", action="store_true", help="only the clock comparison (one process of a repeat)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
     problem_path, candidate_path = sources(args.task, folder)
+    candidate_path = args.candidate or candidate_path
     device = args.device
 
     cp = CandidateProcess(None)
@@ -161,7 +182,11 @@ def main() -> None:
     report = {"task": args.task, "device": torch.cuda.get_device_name(0) if device == "cuda" else "cpu",
               "torch": torch.__version__, "snapshot_items": len(cp.snapshot)}
     seed = iter(range(1000, 10**6))
-    for who in ("candidate", "eager"):
+    if args.clocks_only:
+        for who in ("candidate", "eager"):
+            for _ in range(10):
+                cp.call({"who": who, "seed": next(seed)})
+    for who in ("candidate", "eager") if not args.clocks_only else ():
         for _ in range(5):
             cp.call({"who": who, "seed": next(seed)})
         began = time.perf_counter()
@@ -174,7 +199,7 @@ def main() -> None:
         report[f"{who}_parts_ms"] = {name: spread(values)["median"] for name, values in parts.items()}
 
     compare: dict = {}
-    for _ in range(10):
+    for _ in range(10 if not args.clocks_only else 0):
         s = next(seed)
         cp.call({"who": "candidate", "seed": s})
         timed(compare, "reference", rp.reference, {"seed": s})
@@ -184,7 +209,7 @@ def main() -> None:
     report["compare_ms"] = {name: spread(values)["median"] for name, values in compare.items()}
 
     facts: dict = {}
-    for _ in range(args.calls):
+    for _ in range(args.calls if not args.clocks_only else 0):
         timed(facts, "state_capture", integrity.GlobalState.capture)
         timed(facts, "state_apply", cp.original_state.apply)
         timed(facts, "busy_threads", integrity.busy_threads, cp.harness_threads)
@@ -194,15 +219,16 @@ def main() -> None:
     report["facts_ms"] = {name: spread(values)["median"] for name, values in facts.items()}
     report["threads"] = len(integrity.thread_ids())
 
-    profile = cProfile.Profile()
-    profile.enable()
-    for _ in range(20):
-        cp.call({"who": "candidate", "seed": next(seed)})
-        cp.call({"who": "eager", "seed": next(seed)})
-    profile.disable()
-    text = io.StringIO()
-    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(30)
-    report["profile_top"] = text.getvalue().splitlines()[:60]
+    if not args.clocks_only:
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(20):
+            cp.call({"who": "candidate", "seed": next(seed)})
+            cp.call({"who": "eager", "seed": next(seed)})
+        profile.disable()
+        text = io.StringIO()
+        pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(30)
+        report["profile_top"] = text.getvalue().splitlines()[:60]
 
     def args_for(i):
         return inputs.generate(cp.problem, 50_000 + i, device, None)
@@ -211,6 +237,12 @@ def main() -> None:
     with DeviceLock(str(args.device_lock) if args.device_lock else None) as lock, lock.exclusive():
         report["clocks"] = {name: {who: clocks(cp, who, args_for, device, 200, between) for who in ("candidate", "eager")}
                             for name, between in BETWEEN.items()}
+        if device == "cuda":
+            report["sleep_cycles_per_us"] = rate = cycles_per_us()
+            report["clocks"].update({
+                name: {who: clocks(cp, who, args_for, device, 200, BETWEEN["sleep_5ms"], round(lead_us * rate))
+                       for who in ("candidate", "eager")}
+                for name, lead_us in LEADS_US.items()})
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1))
     print(json.dumps({k: v for k, v in report.items() if k not in ("profile_top", "clocks")}, indent=1))
