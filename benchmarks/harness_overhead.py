@@ -78,7 +78,7 @@ def call_parts(cp: CandidateProcess, who: str, seed: int, parts: dict, device: s
     model = cp.candidate_model if candidate else cp.reference_model
     fn = model if candidate else cp.baseline_calls[who]
     with torch.no_grad():
-        result, _, _ = timed(parts, "timed_call", cp.timer.time, fn, args)
+        result, *_ = timed(parts, "timed_call", cp.timer.time, fn, args)
     timed(parts, "integrity_facts", cp.after_candidate if candidate else cp.after_baseline)
     timed(parts, "output_facts", lambda: output_facts.output_facts(result, inputs=args, earlier_outputs=[], model=model))
     timed(parts, "fingerprints_after", inputs.fingerprints, args)

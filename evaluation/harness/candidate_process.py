@@ -139,12 +139,12 @@ class CandidateProcess:
                 if request.get("profile"):
                     kernels, result = profiling.kernels_of(fn, args, self.device)
                     reply["kernels"] = kernels
-                    ms = stream_ms = None
+                    ms = stream_ms = host_ms = None
                 else:
-                    result, ms, stream_ms = self.timer.time(fn, args)
+                    result, ms, stream_ms, host_ms = self.timer.time(fn, args)
         except BaseException as exc:
             reply.update(ok=False, error=error_facts(exc))
-            result, ms, stream_ms = None, None, None
+            result, ms, stream_ms, host_ms = None, None, None, None
         facts = self.after_candidate(sampled=True) if candidate else self.after_baseline(sampled=True)
         if not reply["ok"]:
             return {**reply, **facts} if candidate else reply
@@ -154,7 +154,7 @@ class CandidateProcess:
         _, leaves = output_facts.flatten(result)
         if candidate:
             self.kept_outputs = (self.kept_outputs + [[x for x in leaves if type(x) is _Tensor]])[-KEPT_OUTPUT_CALLS:]
-        reply.update(ms=ms, stream_ms=stream_ms, inputs_before=before, inputs_after=inputs.fingerprints(args), inputs=inputs.describe(args))
+        reply.update(ms=ms, stream_ms=stream_ms, host_ms=host_ms, inputs_before=before, inputs_after=inputs.fingerprints(args), inputs=inputs.describe(args))
         if candidate:
             reply.update(output=output, **facts)
             self.last_leaves = leaves

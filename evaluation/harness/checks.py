@@ -515,6 +515,27 @@ def beyond_speed_of_light(ev: Evidence) -> str | None:
     return None
 
 
+# A side whose host spends at least this share of its median sample inside the call: the GPU waits on
+# the host for much of the interval. On an H200 host, CUDA-L1's L1 T1 candidate (four launches from
+# Python, ~0.08 ms of GPU work) spent 0.16-0.19 ms of its 0.21-0.26 ms samples issuing them, and its
+# median moved 22% between processes; in GPU time alone, 3.4% (benchmarks/RESULTS.md).
+HOST_BOUND_SHARE = 0.5
+
+
+def host_bound(ev: Evidence) -> str | None:
+    sides = []
+    for who in (CANDIDATE, *ev.baselines):
+        host, samples = ev.host_ms(who), ev.timed_samples(who)
+        median = measurement.summarize(samples)["median_ms"] if samples else None
+        if host is not None and median and host >= HOST_BOUND_SHARE * median:
+            sides.append(f"{who} {host:.3g} ms of its {median:.3g} ms")
+    if not sides:
+        return None
+    return (f"the host was busy inside the call for most of the sample ({'; '.join(sides)}): issuing many small launches "
+            "from Python, or waiting inside the call. Such a figure measures the host as much as the GPU, and varies "
+            "more from one host, and one run, to the next")
+
+
 def shape_specialized(ev: Evidence) -> str | None:
     variant = ev.variant or {}
     return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
@@ -530,6 +551,7 @@ FLAGS = [
     ("same_kernels_as_reference", same_kernels_as_reference),
     ("beyond_speed_of_light", beyond_speed_of_light),
     ("shape_specialized", shape_specialized),
+    ("host_bound", host_bound),
 ]
 
 

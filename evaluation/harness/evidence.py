@@ -45,6 +45,12 @@ class Call:
         return value if isinstance(value, (int, float)) else None
 
     @property
+    def host_ms(self) -> float | None:
+        """The host's own time inside the call (CUDA only; see timing.py)."""
+        value = self.reply.get("host_ms")
+        return value if isinstance(value, (int, float)) else None
+
+    @property
     def checked(self) -> bool:
         return self.comparison is not None
 
@@ -96,6 +102,11 @@ class Evidence:
         own = self._wake_up_ms(who)
         wake_up = min(eager, own) if own is not None else eager
         return [c.ms if c.stream_ms is None else max(c.stream_ms, c.ms - wake_up) for c in calls]
+
+    def host_ms(self, who: str) -> float | None:
+        """The median of the host's own time inside one side's timed calls (CUDA only)."""
+        times = [c.host_ms for c in self.calls if c.who == who and c.phase == TIMED and c.host_ms is not None]
+        return statistics.median(times) if times else None
 
     def candidate_replies(self) -> list[dict]:
         """Every reply that carries facts read after candidate code ran."""

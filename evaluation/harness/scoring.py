@@ -83,6 +83,8 @@ def _timing(ev: Evidence) -> dict | None:
         "unavailable": unavailable,
         "candidate_ci_fraction": measurement.median_ci_fraction(candidate),
         "harness_wake_up_ms": ev.wake_up_ms(),
+        # The host's own time inside each timed call, median per side (CUDA; see the flag host_bound).
+        "host_ms": {who: ms for who in (CANDIDATE, *baselines) if (ms := ev.host_ms(who)) is not None},
         "speed_of_light": checks.sol_floor(ev),
         "wall_clock": {
             "candidate_median_ms": measurement.summarize([c.wall_ms for c in ev.candidate_calls(TIMED)])["median_ms"],

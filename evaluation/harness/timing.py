@@ -10,6 +10,9 @@ calling stream as soon as the call returns, and the parent takes as the sample t
 minus the harness's own wake-up, never less than the calling stream's interval
 (`Evidence.timed_samples`): the wake-up is the median gap between the two events over the eager
 baseline's calls, which leave nothing on other streams. Work left on another stream stays inside.
+CUDA samples also carry the host's own time inside the call (`perf_counter` around it): a call of
+small launches from Python can keep the host busy for most of its sample, the GPU waiting on it
+(benchmarks/RESULTS.md, the host's launch after a pause), which the verdict flags as `host_bound`.
 CPU: `perf_counter` around the call, after the same kind of flush through the last-level cache.
 Every call is timed, including the ones whose outputs are checked in full, so the candidate
 cannot tell a checked call from a timed one.
@@ -63,19 +66,21 @@ class Timer:
                 f"rounds; median")
 
     def time(self, fn, args: list):
-        """(result, milliseconds to the device-wide end, milliseconds to the calling stream's end) of
-        one call; on the CPU the last is None."""
+        """(result, milliseconds to the device-wide end, milliseconds to the calling stream's end,
+        milliseconds the host spent inside the call) of one call; on the CPU the last two are None."""
         _zero_(self._flush)
         if self.device == "cuda":
             start, returned, end = (_Event(enable_timing=True) for _ in range(3))
             _synchronize()
             _record(start)
+            began = _perf_counter()
             result = fn(*args)
+            host_ms = (_perf_counter() - began) * 1e3
             _record(returned)
             _synchronize()
             _record(end)
             _event_synchronize(end)
-            return result, _elapsed_time(start, end), _elapsed_time(start, returned)
+            return result, _elapsed_time(start, end), _elapsed_time(start, returned), host_ms
         begin = _perf_counter()
         result = fn(*args)
-        return result, (_perf_counter() - begin) * 1e3, None
+        return result, (_perf_counter() - begin) * 1e3, None, None

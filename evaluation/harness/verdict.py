@@ -7,7 +7,7 @@ whole verdict and indexes a few of its figures (status, speedups, precision tier
 from typing import TypedDict
 
 # Bumped whenever a change could alter a verdict; evaluations are unique per version.
-HARNESS_VERSION = "4"
+HARNESS_VERSION = "5"
 
 VERIFIED = "verified"
 INCORRECT = "incorrect"
@@ -67,6 +67,8 @@ class Timing(TypedDict, total=False):
     candidate_ci_fraction: float
     # CUDA: the harness's own wake-up after each call's synchronize, taken off every sample (timing.py).
     harness_wake_up_ms: float
+    # CUDA: the host's own time inside the timed calls, median per measured side (flag host_bound).
+    host_ms: dict[str, float]
     speed_of_light: dict
     wall_clock: dict
 

@@ -77,3 +77,33 @@ def test_output_overwritten_by_the_next_call_is_a_reused_buffer():
 
     assert (first["name"], first["status"]) == ("output_owns_storage", "rejected")
     assert "clone the output" in first["detail"]
+
+
+def _timed(who: str, ms: float, host_ms: float | None) -> list[Call]:
+    reply = {"ok": True, "ms": ms, "stream_ms": ms, "host_ms": host_ms}
+    return [Call(who, TIMED, seed, dict(reply), ms) for seed in range(5)]
+
+
+def test_a_side_whose_host_is_busy_for_most_of_its_sample_is_flagged_host_bound():
+    # As CUDA-L1's L1 T1 on an H200: the candidate's host issues four launches for most of its sample.
+    ev = _evidence()
+    ev.calls += _timed(CANDIDATE, 0.23, 0.19) + _timed("eager", 0.46, 0.10)
+
+    detail = checks.run_flags(ev)["host_bound"]
+
+    assert "candidate 0.19 ms of its 0.23 ms" in detail
+    assert "eager" not in detail
+
+
+def test_a_side_whose_gpu_work_dominates_is_not_host_bound():
+    ev = _evidence()
+    ev.calls += _timed(CANDIDATE, 0.40, 0.05) + _timed("eager", 0.46, 0.10)
+
+    assert "host_bound" not in checks.run_flags(ev)
+
+
+def test_without_host_times_nothing_is_host_bound():
+    ev = _evidence()  # CPU samples: the host's time is the sample itself, not reported apart
+    ev.calls += _timed(CANDIDATE, 0.23, None) + _timed("eager", 0.46, None)
+
+    assert "host_bound" not in checks.run_flags(ev)

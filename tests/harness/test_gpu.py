@@ -30,6 +30,9 @@ def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels():
     assert set(verdict["timing"]["speedups"]) == {"eager", "compile", "compile-ro", "cudagraph"}
     assert "CUDA events" in verdict["timing"]["method"]
     assert any("matmul_kernel" in k["name"] for k in verdict["kernels"]["candidate"])
+    # A 32x48x24 product: microseconds of GPU work, tens of microseconds of launching it from Python.
+    assert {"candidate", "eager"} <= set(verdict["timing"]["host_ms"])
+    assert "host_bound" in verdict["flags"]
     assert verdict["env"]["gpu"] and verdict["env"]["compute_capability"]
 
 

