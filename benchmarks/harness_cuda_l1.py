@@ -132,6 +132,7 @@ def summarize(row: dict, verdict: dict | None, wall: float, log: str, baselines:
     record.update(
         status=verdict["status"], reason=verdict["reason"][:600], failed_check=failed, flags=verdict.get("flags", []),
         speedups=timing.get("speedups"), candidate=timing.get("candidate"), baselines_measured=timing.get("baselines"),
+        host_ms=timing.get("host_ms"),
         sol=(timing.get("speed_of_light") or {}).get("floor_ms"), tier=correctness.get("precision_tier"),
         max_rel_error=correctness.get("max_rel_error"), checked_calls=correctness.get("checked_calls"),
         shape_check=(correctness.get("shape_check") or {}).get("status"), language=(verdict.get("static") or {}).get("language"),
