@@ -91,6 +91,22 @@ def h100_release():
     return RELEASE_DIR / "h100.jsonl.gz"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """pytest-django's test database, and at the end no session of it left open: threads of this
+    process keep their connections (asgiref's executor behind `database_sync_to_async`, for
+    CONN_MAX_AGE), and PostgreSQL drops no database with sessions (CI warned "being accessed by other
+    users" and left test_kernel_arena behind)."""
+    yield
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                               "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+
+
 @pytest.fixture(autouse=True)
 def _static_files_without_collectstatic(request, tmp_path_factory):
     """Pages render in tests without a collectstatic run; production keeps the hashed manifest.
