@@ -153,6 +153,53 @@ def clocks(cp: CandidateProcess, who: str, args_for, device: str, samples: int, 
             "gap_sync_minus_stream": spread([d - s for d, s in zip(device_end, stream_end)])}
 
 
+def call_costs(cp: CandidateProcess, rp: ReferenceProcess, seed, folder: Path, device: str, calls: int) -> dict:
+    """What each step of a timed call, a checked call and the integrity facts costs, and a profile."""
+    report: dict = {}
+    for who in ("candidate", "eager"):
+        for _ in range(5):
+            cp.call({"who": who, "seed": next(seed)})
+        began = time.perf_counter()
+        for _ in range(calls):
+            cp.call({"who": who, "seed": next(seed)})
+        report[f"{who}_call_request_ms"] = round((time.perf_counter() - began) * 1e3 / calls, 3)
+        parts: dict = {}
+        for _ in range(calls):
+            call_parts(cp, who, next(seed), parts, device)
+        report[f"{who}_parts_ms"] = {name: spread(values)["median"] for name, values in parts.items()}
+
+    compare: dict = {}
+    for _ in range(10):
+        s = next(seed)
+        cp.call({"who": "candidate", "seed": s})
+        timed(compare, "reference", rp.reference, {"seed": s})
+        files = timed(compare, "dump", cp.dump, {"path_prefix": str(folder / f"dump{s}")})["files"]
+        result = timed(compare, "compare", rp.compare, {"seed": s, "files": files})
+        assert result["ok"]
+    report["compare_ms"] = {name: spread(values)["median"] for name, values in compare.items()}
+
+    facts: dict = {}
+    for _ in range(calls):
+        timed(facts, "state_capture", integrity.GlobalState.capture)
+        timed(facts, "state_apply", cp.original_state.apply)
+        timed(facts, "busy_threads", integrity.busy_threads, cp.harness_threads)
+        timed(facts, "snapshot_changed", cp.snapshot.changed)
+        timed(facts, "child_pids", integrity.child_pids)
+        timed(facts, "seed_everything", loading.seed_everything, 5)
+    report["facts_ms"] = {name: spread(values)["median"] for name, values in facts.items()}
+
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(20):
+        cp.call({"who": "candidate", "seed": next(seed)})
+        cp.call({"who": "eager", "seed": next(seed)})
+    profile.disable()
+    text = io.StringIO()
+    pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(30)
+    report["profile_top"] = text.getvalue().splitlines()[:60]
+    return report
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="L1T1", help="a CUDA-L1 key (L1T1) or test:PROBLEM/CANDIDATE")
@@ -183,52 +230,12 @@ def main() -> None:
               "torch": torch.__version__, "snapshot_items": len(cp.snapshot)}
     seed = iter(range(1000, 10**6))
     if args.clocks_only:
-        for who in ("candidate", "eager"):
+        for who in ("candidate", "eager"):  # warm both sides before the clocks, nothing else measured
             for _ in range(10):
                 cp.call({"who": who, "seed": next(seed)})
-    for who in ("candidate", "eager") if not args.clocks_only else ():
-        for _ in range(5):
-            cp.call({"who": who, "seed": next(seed)})
-        began = time.perf_counter()
-        for _ in range(args.calls):
-            cp.call({"who": who, "seed": next(seed)})
-        report[f"{who}_call_request_ms"] = round((time.perf_counter() - began) * 1e3 / args.calls, 3)
-        parts: dict = {}
-        for _ in range(args.calls):
-            call_parts(cp, who, next(seed), parts, device)
-        report[f"{who}_parts_ms"] = {name: spread(values)["median"] for name, values in parts.items()}
-
-    compare: dict = {}
-    for _ in range(10 if not args.clocks_only else 0):
-        s = next(seed)
-        cp.call({"who": "candidate", "seed": s})
-        timed(compare, "reference", rp.reference, {"seed": s})
-        files = timed(compare, "dump", cp.dump, {"path_prefix": str(folder / f"dump{s}")})["files"]
-        result = timed(compare, "compare", rp.compare, {"seed": s, "files": files})
-        assert result["ok"]
-    report["compare_ms"] = {name: spread(values)["median"] for name, values in compare.items()}
-
-    facts: dict = {}
-    for _ in range(args.calls if not args.clocks_only else 0):
-        timed(facts, "state_capture", integrity.GlobalState.capture)
-        timed(facts, "state_apply", cp.original_state.apply)
-        timed(facts, "busy_threads", integrity.busy_threads, cp.harness_threads)
-        timed(facts, "snapshot_changed", cp.snapshot.changed)
-        timed(facts, "child_pids", integrity.child_pids)
-        timed(facts, "seed_everything", loading.seed_everything, 5)
-    report["facts_ms"] = {name: spread(values)["median"] for name, values in facts.items()}
+    else:
+        report.update(call_costs(cp, rp, seed, folder, device, args.calls))
     report["threads"] = len(integrity.thread_ids())
-
-    if not args.clocks_only:
-        profile = cProfile.Profile()
-        profile.enable()
-        for _ in range(20):
-            cp.call({"who": "candidate", "seed": next(seed)})
-            cp.call({"who": "eager", "seed": next(seed)})
-        profile.disable()
-        text = io.StringIO()
-        pstats.Stats(profile, stream=text).sort_stats("cumulative").print_stats(30)
-        report["profile_top"] = text.getvalue().splitlines()[:60]
 
     def args_for(i):
         return inputs.generate(cp.problem, 50_000 + i, device, None)
