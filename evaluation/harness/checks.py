@@ -495,8 +495,8 @@ def same_kernels_as_reference(ev: Evidence) -> str | None:
     return None
 
 
-def candidate_median_ms(ev: Evidence) -> float | None:
-    samples = ev.timed_samples(CANDIDATE)
+def median_ms(ev: Evidence, who: str = CANDIDATE) -> float | None:
+    samples = ev.timed_samples(who)
     return measurement.summarize(samples)["median_ms"] if samples else None
 
 
@@ -508,7 +508,7 @@ def sol_floor(ev: Evidence) -> dict | None:
 
 
 def beyond_speed_of_light(ev: Evidence) -> str | None:
-    floor, median = sol_floor(ev), candidate_median_ms(ev)
+    floor, median = sol_floor(ev), median_ms(ev)
     if speed_of_light.beyond(median, floor):
         return (f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
                 f"({floor['bound']}-bound: {floor['flops']:.3g} FLOPs, {floor['bytes']:.3g} bytes)")
@@ -525,8 +525,7 @@ HOST_BOUND_SHARE = 0.5
 def host_bound(ev: Evidence) -> str | None:
     sides = []
     for who in (CANDIDATE, *ev.baselines):
-        host, samples = ev.host_ms(who), ev.timed_samples(who)
-        median = measurement.summarize(samples)["median_ms"] if samples else None
+        host, median = ev.host_ms(who), median_ms(ev, who)
         if host is not None and median and host >= HOST_BOUND_SHARE * median:
             sides.append(f"{who} {host:.3g} ms of its {median:.3g} ms")
     if not sides:

@@ -38,17 +38,19 @@ class Call:
     def ms(self) -> float | None:
         return self.reply.get("ms")
 
+    def _number(self, name: str) -> float | None:
+        value = self.reply.get(name)
+        return value if isinstance(value, (int, float)) else None
+
     @property
     def stream_ms(self) -> float | None:
         """To the calling stream's end rather than the device-wide one (CUDA only; see timing.py)."""
-        value = self.reply.get("stream_ms")
-        return value if isinstance(value, (int, float)) else None
+        return self._number("stream_ms")
 
     @property
     def host_ms(self) -> float | None:
         """The host's own time inside the call (CUDA only; see timing.py)."""
-        value = self.reply.get("host_ms")
-        return value if isinstance(value, (int, float)) else None
+        return self._number("host_ms")
 
     @property
     def checked(self) -> bool:
