@@ -134,6 +134,31 @@ async def probe_loop_lag(lags: list[tuple[float, float]]) -> None:
         lags.append((time.time(), time.monotonic() - asked - 0.01))
 
 
+def cpu_seconds(group: int) -> float:
+    """User + system CPU of every live process in process group `group` (a platform process started
+    in its own session, and its children: the Dramatiq workers)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == group:  # pgrp; fields[11:13] are utime and stime
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def machine_busy_seconds() -> tuple[float, float]:
+    """(busy, all) CPU seconds of the whole machine since boot, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle + iowait
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (sum(values) - idle) / ticks, sum(values) / ticks
+
+
 def by_half_second(latencies: list[tuple[float, float]], began: float) -> list[dict]:
     """Latency of the deltas sent in each half-second since the runs were sent: where the tail is."""
     buckets: dict[int, list[float]] = {}
@@ -215,6 +240,14 @@ def main() -> None:
         counts = {"runs": args.runs, "connected": 0}
         seqs: dict[int, list[int]] = {run.pk: [] for run in runs}
 
+        def cpu_now() -> dict[str, float]:
+            busy, every = machine_busy_seconds()
+            return {"web": cpu_seconds(processes[0].pid), "inference": cpu_seconds(processes[1].pid),
+                    "benchmark": sum(os.times()[:2]), "machine_busy": busy, "machine_all": every}
+
+        cpu_before: dict[str, float] = {}
+        cpu_after: dict[str, float] = {}
+
         async def measure():
             ready = asyncio.Event()
             origin = f"http://127.0.0.1:{web_port}"
@@ -223,6 +256,7 @@ def main() -> None:
                         for run in runs]
             await asyncio.wait_for(ready.wait(), timeout=60)
             prober = asyncio.create_task(probe_loop_lag(lags))
+            cpu_before.update(cpu_now())
             began = time.time()
             for run in runs:
                 run_optimization.send(run.pk)
@@ -232,6 +266,7 @@ def main() -> None:
             for watcher in unfinished:  # reported below as runs whose end never arrived
                 watcher.cancel()
             prober.cancel()
+            cpu_after.update(cpu_now())
             return began
 
         began = asyncio.run(measure())
@@ -256,6 +291,11 @@ def main() -> None:
         "runs_without_end": args.runs - sum(finished.values()),
         "wall_s": round(wall, 1),
         "ramp_s": args.ramp_s,
+        # CPU seconds each part spent from the runs' send to the last run's end, and per 1000 deltas:
+        # steadier than a tail latency on a shared machine, and what the tail depends on.
+        "cpu_s": {name: round(cpu_after[name] - cpu_before[name], 2) for name in cpu_before},
+        "cpu_ms_per_delta": {name: round(1000 * (cpu_after[name] - cpu_before[name]) / max(len(latencies), 1), 3)
+                             for name in ("web", "inference", "benchmark", "machine_busy")},
         "latency_ms": summary([latency for _, latency in latencies], scale=1000, digits=1),
         "all_streaming_window_s": round(max(closed - opened, 0.0), 2),
         "latency_ms_all_streaming": summary(all_streaming, scale=1000, digits=1) if all_streaming else None,
