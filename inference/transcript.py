@@ -29,7 +29,7 @@ from collections.abc import Callable
 from django.db import IntegrityError, close_old_connections, connections, transaction
 from django.db.models import Max
 
-from kernels.broadcast import call_later, group_send_soon
+from kernels.broadcast import call_later, stream_to_group
 from kernels.events import run_group
 from kernels.models import OptimizationRun, RunEvent
 
@@ -198,9 +198,9 @@ class Transcript:
         return RunEvent(run=self.run, seq=self._seq, kind=kind, text=text, data=data or {}, round=round)
 
     def publish(self, message: dict) -> None:
-        """Send to live viewers, in order, without waiting; a broken layer loses liveness (logged),
-        never the stored transcript."""
-        group_send_soon(run_group(self.run.pk), {"type": "arena.event", "event": message})
+        """Send to live viewers, in order (callers hold the lock); a broken layer loses liveness
+        (logged), never the stored transcript."""
+        stream_to_group(run_group(self.run.pk), {"type": "arena.event", "event": message})
 
     def status(self, *, round: int = 0, save_run: Callable[[], object] = lambda: None) -> RunEvent:
         """A change of the run's status (already set on `self.run`): the event is stored with

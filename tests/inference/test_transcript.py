@@ -37,7 +37,7 @@ def run():
 def sent(monkeypatch) -> list[tuple[str, str, int]]:
     """What the transcript publishes: (kind, text, seq)."""
     messages = []
-    monkeypatch.setattr(transcript_module, "group_send_soon",
+    monkeypatch.setattr(transcript_module, "stream_to_group",
                         lambda group, message: messages.append(tuple(message["event"][k] for k in ("kind", "text", "seq"))))
     return messages
 
