@@ -122,6 +122,20 @@ def _attribute_identities(model: torch.nn.Module) -> dict[str, int]:
             for name, value in vars(module).items() if not name.startswith("_")}
 
 
+def _state_carried(model, inputs, *, after_a_whole_call: bool) -> list[str]:
+    """Module attributes a forward sets to a new object on every call (an RNN's `self.hidden =
+    tanh(...)`): state carried from one call to the next, which replaying a captured graph would not
+    carry. Compared between two whole calls, so an attribute set to the same object each time
+    (`self.c0 = self.h0.to(x.device)`, the same tensor from the second call on) is not state."""
+    with torch.no_grad():
+        if not after_a_whole_call:
+            model(*inputs)
+        before = _attribute_identities(model)
+        model(*inputs)
+    after = _attribute_identities(model)
+    return sorted(name for name, identity in after.items() if before.get(name) != identity)
+
+
 def _describe(value) -> list[dict]:
     return [{"shape": list(t.shape), "dtype": str(t.dtype)} for t in _tensors(value)]
 
@@ -154,7 +168,6 @@ def analyse(source: str) -> dict:
         "notes": [],
     }
     recorder = OpRecorder()
-    before = _attribute_identities(model)
     try:
         with torch.no_grad(), recorder:
             output = model(*inputs)
@@ -162,10 +175,7 @@ def analyse(source: str) -> dict:
     except TooManyOps:
         result["complete"] = False
         result["notes"].append(f"stopped counting after {MAX_RECORDED_OPS} ops; the totals cover those only")
-    # A forward that rebinds an attribute (an RNN's `self.hidden = ...`) carries state from one call
-    # to the next: replaying a captured graph would repeat the first call's state.
-    after = _attribute_identities(model)
-    result["state_rebound"] = sorted(name for name, identity in after.items() if before.get(name) != identity)
+    result["state_carried"] = _state_carried(model, inputs, after_a_whole_call=result["complete"])
     result["ops"] = sorted(recorder.ops.values(), key=lambda op: -op["bytes"])
     result["kernel_launches"] = recorder.count
     try:

@@ -67,8 +67,8 @@ class ProblemProfile:
     complete: bool = True
     epilogue: Epilogue | None = None
     notes: list[str] = field(default_factory=list)
-    # Module attributes forward rebinds: state carried from one call to the next.
-    state_rebound: list[str] = field(default_factory=list)
+    # Module attributes forward sets to a new object on every call: state carried from one call to the next.
+    state_carried: list[str] = field(default_factory=list)
 
     @classmethod
     def failed(cls, error: str) -> "ProblemProfile":
@@ -100,7 +100,7 @@ class ProblemProfile:
                 globals=tuple(epilogue.get("globals", ())),
             ),
             notes=list(data.get("notes", [])),
-            state_rebound=list(data.get("state_rebound", [])),
+            state_carried=list(data.get("state_carried", [])),
         )
 
     def of_category(self, category: str) -> list[OpStats]:
