@@ -443,6 +443,13 @@ def nondeterministic_problem(ev: Evidence) -> str | None:
     return "the reference gives different outputs for the same inputs and seed" if (ev.problem or {}).get("nondeterministic") else None
 
 
+def stateful_problem(ev: Evidence) -> str | None:
+    if not (ev.problem or {}).get("carries_state"):
+        return None
+    return ("the problem's forward carries state from one call to the next (the same inputs twice give different "
+            "outputs): the reference went through every call the candidate's model did, compared or not")
+
+
 def _worst_error(ev: Evidence) -> float | None:
     errors = [c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, WARMUP, PROFILE) if c.checked]
     errors = [e for e in errors if e is not None]
@@ -545,6 +552,7 @@ FLAGS = [
     ("tiny_outputs", tiny_outputs),
     ("float32_reference_inexact", float32_reference_inexact),
     ("nondeterministic_problem", nondeterministic_problem),
+    ("stateful_problem", stateful_problem),
     ("reduced_precision", reduced_precision),
     ("global_state_changed", global_state_changed),
     ("same_kernels_as_reference", same_kernels_as_reference),

@@ -331,6 +331,9 @@ class Session:
         self.ev.calls.append(call)
         if not reply["ok"]:
             self._candidate_error("call", reply)
+        if who == CANDIDATE and not compare and (self.ev.problem or {}).get("carries_state"):
+            # The reference's model goes through every call the candidate's did (reference_process).
+            self.ask(REFERENCE, "advance", {"seed": seed, "variant": variant, "proof": phase == PROOF})
         if who == CANDIDATE:
             # Every check reads all the evidence so far: in the timing loop they run after each
             # compared call and every CHECK_EVERY calls (and once after the loop), not after each.

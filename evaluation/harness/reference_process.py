@@ -7,8 +7,13 @@ memory, which no other process can read (see sandbox.confine_self). It compares 
 output only when the parent hands it the file the candidate process wrote.
 
 `inspect` answers what the platform wants to know of a problem: whether its output is degenerate
-(constant, or independent of its inputs up to rounding), how large its outputs are, how many
-FLOPs and bytes a call must at least cost.
+(constant, or independent of its inputs up to rounding), whether its forward carries state from
+one call to the next, how large its outputs are, how many FLOPs and bytes a call must at least cost.
+
+A forward that carries state (an RNN cell keeping `self.hidden`) gives each call's output from
+every call before it. The candidate's model sees every call, compared or not; so the parent has
+this process `advance` its model on the inputs of each call it does not compare, and the reference
+of a compared call comes from the same history of inputs the candidate's model went through.
 """
 
 import math
@@ -20,6 +25,10 @@ from evaluation.harness.channel import Channel
 from evaluation.harness.service import serve
 
 _no_grad = torch.no_grad
+# Two float32 calls of one model on the same inputs further apart than this (relative error) come
+# from state the first call left behind, not from rounding: nondeterministic kernels (atomics) move
+# float32 outputs by ~1e-7.
+STATE_CHANGE = 1e-4
 
 
 def _leaves(value) -> list:
@@ -121,6 +130,15 @@ class ReferenceProcess:
             result["against_float32"] = comparison.compare(leaves, fp32)
         return {"ok": True, "comparison": result}
 
+    def advance(self, request: dict) -> dict:
+        """Run the float32 model on the call's inputs and keep nothing but its state: the float64
+        reference of a later call is a copy of this model, state included. Synchronised, so no
+        reference work runs on the device while the candidate's next call is timed."""
+        self._run(self.model32, self._inputs(request), request["seed"])
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+        return {"ok": True}
+
     def forget(self, request: dict) -> dict:
         self.kept.pop(request["seed"], None)
         return {"ok": True}
@@ -144,6 +162,8 @@ class ReferenceProcess:
             flops = int(counter.get_total_flops())
         else:
             fp32_a, flops = _leaves(self._run(self.model32, a, first)), None
+        # The same inputs once more, on the same model: a forward that carries state answers differently.
+        state = comparison.compare(_leaves(self._run(self.model32, a, first)), fp32_a)
         rounding = comparison.compare(fp32_a, ref_a)
         repeat = comparison.compare(ref_a_again, ref_a)
         across = comparison.compare(ref_b, ref_a)
@@ -169,6 +189,7 @@ class ReferenceProcess:
             "constant_output": bool(constant),
             "independent_of_inputs": bool(independent),
             "nondeterministic": bool((repeat["max_rel_error"] or 0.0) > 1e-9),
+            "carries_state": bool((state["max_rel_error"] or 0.0) > STATE_CHANGE),
             "output_scale": scale,
             "float32_error": {k: rounding[k] for k in ("max_abs_error", "max_rel_error", "rel_l2_error")},
             "reference_precision": precision,
@@ -191,6 +212,7 @@ _HANDLERS = {
     "instantiate": ReferenceProcess.instantiate,
     "reference": ReferenceProcess.reference,
     "compare": ReferenceProcess.compare,
+    "advance": ReferenceProcess.advance,
     "forget": ReferenceProcess.forget,
     "inspect": ReferenceProcess.inspect,
     "finish": ReferenceProcess.finish,

@@ -31,6 +31,7 @@ FAMILIES = [
     ("tiny_mean", "hack_tiny_outputs", "incorrect", "outputs_match_reference"),
     ("matmul", "float8_matmul", "incorrect", "outputs_match_reference"),
     ("matmul", "hack_protocol_forgery", "rejected", "protocol_intact"),
+    ("rnn_cell", "hack_rnn_cell_forgets_state", "incorrect", "outputs_match_reference"),
 ]
 
 
