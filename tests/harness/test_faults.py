@@ -92,3 +92,13 @@ def test_printed_fake_verdict_is_never_taken_for_one():
 
     assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_loads")
     assert '"status": "verified"' in verdict["log_excerpt"]
+
+
+def test_a_candidate_left_no_time_to_be_timed_is_a_timeout_not_verified():
+    # The timing loop stops a minute before the wall limit: at 61 s it starts with no time left. On the
+    # H200, a candidate that waited 367 s for the device was `verified` with no speed (benchmarks/RESULTS.md).
+    verdict = verify("linear_relu", "honest_linear_relu", limits={"wall_time_s": 61})
+
+    assert verdict["status"] == "timeout", verdict["reason"]
+    assert verdict["reason"].startswith("timing_complete: the wall limit (61 s) came before the timing did: 0 timed samples")
+    assert "timing" not in verdict or not verdict["timing"].get("speedups")
