@@ -106,10 +106,10 @@ class PubSubPublisher:
         # opens nothing (its connections are made on first use, in a loop, and this one has none).
         self._names = RedisPubSubLoopLayer(*layer._args, **layer._kwargs, channel_layer=layer)
         self._serialize = layer.serialize
-        self._clients = []
+        self._clients = {}  # the layer's shard -> a synchronous client of the same Redis
         for shard in self._names._shards:
             options = {"socket_timeout": PUBLISH_TIMEOUT_S, **shard.host}
-            self._clients.append(redis.Redis.from_url(options.pop("address"), **options))
+            self._clients[shard] = redis.Redis.from_url(options.pop("address"), **options)
         self._lock = threading.Lock()  # guards the failure state below
         self._failed_at = -float("inf")
         self._dropped = 0
@@ -130,7 +130,7 @@ class PubSubPublisher:
                 self._dropped += 1
             return
         channel = self._names._get_group_channel_name(group)
-        client = self._clients[self._names._shards.index(self._names._get_shard(channel))]
+        client = self._clients[self._names._get_shard(channel)]
         try:
             client.publish(channel, self._serialize(message))
         except Exception:

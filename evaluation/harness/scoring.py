@@ -117,14 +117,15 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
     status = first["status"] if first else VERIFIED
     if status == VERIFIED and not ev.candidate_calls(TRIAL):
         status, first = "error", {"name": "candidate_runs", "detail": "the candidate was never run", "status": "error"}
-    samples, needed = len(ev.candidate_calls(TIMED)), min(plan.min_samples, plan.max_samples)
+    correctness = _correctness(ev, plan)
+    samples, needed = len(ev.timed_samples(CANDIDATE)), min(plan.min_samples, plan.max_samples)
     if status == VERIFIED and ev.baselines and samples < needed:
         # Right on every checked call, but with no speed worth stating: the timing loop stops a minute
         # before the wall limit, and a slow build or a wait for the device can leave it no time.
         first = {"name": "timing_complete", "status": TIMEOUT,
                  "detail": f"the wall limit ({limits.wall_time_s:.0f} s) came before the timing did: {samples} timed "
-                           f"samples of the {needed} the plan needs, so no speed is stated (the "
-                           f"{len([c for c in ev.candidate_calls() if c.checked])} checked calls were right)"}
+                           f"samples of the {needed} the plan needs, too few to state a speed (the "
+                           f"{correctness['checked_calls']} checked calls were right)"}
         status = TIMEOUT
         entries = [*entries, {"name": first["name"], "passed": False, "detail": first["detail"]}]
     result = {
@@ -132,7 +133,7 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
         "status": status,
         "reason": _reason(first, timing, entries),
         "checks": entries,
-        "correctness": _correctness(ev, plan),
+        "correctness": correctness,
         "flags": sorted(flags),
         "flag_details": flags,
         "kernels": _kernels(ev),

@@ -76,7 +76,7 @@ def test_while_redis_is_unreachable_streamed_messages_are_dropped_at_once_and_co
             publisher.publish("run.8", {"type": "arena.event", "n": n})
         assert time.monotonic() - started < 0.05
         # Redis is back once RETRY_AFTER_S has passed: the next message goes out, and the log says what was lost.
-        publisher._clients = [redis.Redis.from_url(redis_url)]
+        publisher._clients = dict.fromkeys(publisher._clients, redis.Redis.from_url(redis_url))
         publisher._failed_at -= broadcast.RETRY_AFTER_S
         subscriber = redis.Redis.from_url(redis_url).pubsub()
         subscriber.subscribe(publisher._names._get_group_channel_name("run.8"))
