@@ -1,10 +1,12 @@
 # Kernel Arena images. Build the web/CPU-worker image with `docker build --target web .`
 # and a GPU worker image with `docker build --target gpu-worker .` (run it with --gpus).
+# Workers confine user code with bubblewrap, which needs user namespaces inside the container:
+# run them with seccomp and AppArmor profiles that allow unshare (platform/README.md).
 
 FROM python:3.11-slim AS web
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 ARENA_VAR_DIR=/var/lib/arena
 RUN apt-get update \
- && apt-get install -y --no-install-recommends build-essential \
+ && apt-get install -y --no-install-recommends build-essential bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --create-home --uid 1000 arena \
  && mkdir -p /var/lib/arena && chown arena /var/lib/arena
@@ -24,7 +26,7 @@ FROM nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04 AS gpu-worker
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 ARENA_VAR_DIR=/var/lib/arena \
     ARENA_MODE=production ARENA_ROLE=worker
 RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv python3-dev build-essential ninja-build \
+ && apt-get install -y --no-install-recommends python3 python3-venv python3-dev build-essential ninja-build bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
  && python3 -m venv /opt/venv \
  && (useradd --create-home --uid 1000 arena || true) \

@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PROBLEMS ?= data/cuda-l1/h100.jsonl.gz
 
-.PHONY: run test setup setup-test browser serve migrate clean
+.PHONY: run test setup setup-test browser sandbox serve migrate clean
 
 run: setup migrate serve
 
@@ -23,9 +23,17 @@ $(VENV)/.installed-test: requirements-test.txt requirements.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-test.txt
 	touch $(VENV)/.installed $@
 
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed sandbox
 
-setup-test: $(VENV)/.installed-test browser
+setup-test: $(VENV)/.installed-test browser sandbox
+
+# User code runs confined by bubblewrap (evaluation/harness/sandbox.py). Installing it needs root;
+# without it embedded mode falls back to running unconfined, and says so on every run page.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get install -y -q bubblewrap >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q bubblewrap >/dev/null; }; \
+	  else echo "bubblewrap is not installed and cannot be installed here: user code will run unconfined (embedded mode only)"; fi; }
 
 # Browser tests drive Debian's Chromium with Playwright (Playwright's own browser download
 # cannot run here). Installing it needs root; without it the browser tests skip outside CI.

@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = REPO / "data" / "cuda-l1" / "h100.jsonl.gz"
-BUILD_CACHE = "/tmp/kernel-arena-build-cache"
+BUILD_CACHE = "/tmp/kernel-court-build-cache"
 BUILDING = "building"  # a file in the state folder while `build` runs
 ALL_BASELINES = "eager,compile,compile-ro,cudagraph"
 # Sized for 227 candidates inside a few device hours' minutes; the defaults are for the platform.
@@ -170,11 +170,13 @@ def command_smoke(state: Path) -> None:
                   f"{record['reason'][:150]}", flush=True)
 
 
-def command_build(state: Path, workers: int, first: tuple = ()) -> None:
-    """Compile every load_inline candidate in parallel into the shared build cache, `first` first."""
+def command_build(state: Path, workers: int, first: tuple = (), only: tuple = ()) -> None:
+    """Compile every load_inline candidate (or those in `only`) in parallel into the shared build
+    cache, `first` first."""
     results = state / "build.jsonl"
     done = {**load_results(results), **load_results(state / "verify.jsonl")}
-    todo = sorted((r for r in entries() if needs_build(r) and key(r) not in done), key=first_in_order(first))
+    todo = sorted((r for r in entries() if needs_build(r) and key(r) not in done and (not only or key(r) in only)),
+                  key=first_in_order(first))
     print(f"building {len(todo)} candidates with {workers} workers", flush=True)
     folder = Path(tempfile.mkdtemp())
 
@@ -407,7 +409,7 @@ def main() -> None:
     if args.command == "smoke":
         command_smoke(state)
     elif args.command == "build":
-        command_build(state, args.workers, first_keys(args.first))
+        command_build(state, args.workers, first_keys(args.first), first_keys(args.only))
     elif args.command == "verify":
         command_verify(state, args.budget_s, args.parallel, args.skip_builds, first_keys(args.first), first_keys(args.only))
     elif args.command == "placeholders":

@@ -251,7 +251,17 @@ def _harness_setting(name: str, kind) -> dict:
 # as the fields to change from the harness's defaults: e.g. ARENA_HARNESS_PLAN='{"timing_budget_s": 5}',
 # ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}'.
 EVALUATION_HARNESS_PLAN = _harness_setting("ARENA_HARNESS_PLAN", Plan)
-EVALUATION_HARNESS_LIMITS = _harness_setting("ARENA_HARNESS_LIMITS", Limits)
+# User code (candidates, pasted problems, proofs, the builtin optimizer's analysis) runs in the OS
+# sandbox (bubblewrap). Production refuses to run it without one; embedded mode may fall back to an
+# unconfined run, which the run page and every verdict then say.
+SANDBOX_REQUIRED = env.bool("ARENA_REQUIRE_SANDBOX", default=PRODUCTION)
+if PRODUCTION and not SANDBOX_REQUIRED:
+    raise ImproperlyConfigured("ARENA_REQUIRE_SANDBOX is false: production mode never runs user code without the OS "
+                               "sandbox; install bubblewrap on the worker instead.")
+EVALUATION_HARNESS_LIMITS = {"require_sandbox": SANDBOX_REQUIRED, **_harness_setting("ARENA_HARNESS_LIMITS", Limits)}
+if PRODUCTION and EVALUATION_HARNESS_LIMITS.get("require_sandbox") is False:
+    raise ImproperlyConfigured("ARENA_HARNESS_LIMITS sets require_sandbox to false: production mode never runs user "
+                               "code without the OS sandbox.")
 
 # Run loops: how long a round waits for its verdicts before it goes on without them, and how
 # long a whole run may take.

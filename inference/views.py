@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 
+from evaluation.confinement import unconfined_verdicts, unconfined_warning
 from inference import services
 from inference.forms import RunForm
 from kernels import selectors
@@ -51,6 +52,7 @@ def demo(request):
             "form": form,
             "examples": selectors.public_problems().filter(origin=Problem.Origin.KERNELBENCH).only("id", "level", "task", "title"),
             "problem_count": selectors.public_problems().count(),
+            "sandbox_warning": unconfined_warning(),
         },
     )
 
@@ -74,6 +76,8 @@ def run_detail(request, pk):
             "known_kernels": selectors.verified_kernels_of(run.problem),
             "can_cancel": not run.is_finished
             and services.can_control(run, user=request.user, session_key=request.session.session_key or ""),
+            "sandbox_warning": unconfined_warning(),
+            "unconfined_verdicts": unconfined_verdicts(e for found in evaluations.values() for e in found),
         },
     )
 

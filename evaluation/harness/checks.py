@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from evaluation.harness import measurement, speed_of_light, tolerance
-from evaluation.harness.evidence import CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.evidence import BASELINE, CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, WARMUP, Evidence
 from evaluation.harness.verdict import CRASHED, ERROR, INCORRECT, REJECTED, TIMEOUT
 
 # Names of integrity.GlobalState's switches. They live here because the parent judges them and
@@ -29,7 +29,8 @@ PRECISION_SWITCHES = {
 # What the harness can read but not set back: hooks and modes that, once installed, run inside
 # every call, the baselines' included.
 HOOKS = ("sys.trace", "sys.profile", "threading.trace", "threading.profile", "torch_function_modes",
-         "torch_dispatch_modes", "module_hooks")
+         "torch_dispatch_modes", "module_hooks", "gc.callbacks", "signal_handlers", "interval_timers", "posix_timers",
+         "import_hooks", "audit_hooks")
 
 
 def lowers_precision(changes: dict) -> list[str]:
@@ -81,11 +82,28 @@ def candidate_parses(ev: Evidence) -> Outcome | None:
     return fail(f"the candidate does not parse ({error}); fix the syntax") if error else ok("the source parses")
 
 
+def sandbox_in_force(ev: Evidence) -> Outcome | None:
+    if ev.unconfined:
+        return fail(f"the worker {ev.unconfined}; an operator must install bubblewrap (the bubblewrap package) on it")
+    return None
+
+
+def problem_fits(ev: Evidence) -> Outcome | None:
+    if ev.refused:
+        return fail(f"the problem was refused before any process started: {ev.refused}")
+    return None
+
+
 def problem_runs(ev: Evidence) -> Outcome | None:
     if ev.fault and ev.fault.side == REFERENCE:
         return fail(f"the problem's reference failed at {ev.fault.stage}: {ev.fault.detail}; the problem must run on its own")
+    if ev.fault and ev.fault.side == BASELINE and ev.fault.kind != "protocol":
+        return fail(f"the problem's baselines failed at {ev.fault.stage}: {ev.fault.detail}; the problem must run on its own")
+    if ev.fault and ev.fault.side == "proof":
+        return fail(f"the hack report's proof inputs failed at {ev.fault.stage}: {ev.fault.detail}; a proof must define "
+                    "get_inputs() returning inputs of the problem's kind")
     if ev.fault and ev.fault.side == CANDIDATE and ev.fault.stage in ("describe", "prepare"):
-        return fail(f"the problem could not be prepared in the candidate's process: {ev.fault.detail}")
+        return fail(f"the candidate's process could not be prepared: {ev.fault.detail}")
     if ev.problem is None:
         return None
     if ev.problem.get("reference_nan"):
@@ -97,14 +115,14 @@ def candidate_loads(ev: Evidence) -> Outcome | None:
     faulted = _fault_outcome(ev, ("load",), "importing the candidate")
     if faulted:
         return faulted
-    return ok("the candidate's module loads") if ev.loaded else None
+    return ok("the candidate's module loads") if ev.loaded and ev.loaded.get("ok") else None
 
 
 def defines_model_new(ev: Evidence) -> Outcome | None:
     told = "define `class ModelNew(nn.Module)` taking the problem's init inputs"
     if not ev.static.get("parse_error") and not ev.static.get("names_model_new", True):
         return fail(f"the candidate defines no class ModelNew (the name does not occur in its source); {told}")
-    if not ev.loaded:
+    if not ev.loaded or not ev.loaded.get("ok"):
         return None
     if not ev.loaded.get("defines_model_new"):
         return fail(f"the candidate defines no class ModelNew; {told}")
@@ -118,7 +136,8 @@ def protocol_intact(ev: Evidence) -> Outcome | None:
         return fail(f"the candidate's process wrote to the harness's private channel ({ev.fault.detail}); "
                     "kernels must not touch the harness's file descriptors")
     if ev.protocol:
-        return fail(f"the candidate's process sent messages the harness did not ask for: {'; '.join(ev.protocol[:3])}")
+        return fail(f"the candidate's process sent what the harness did not ask for: {'; '.join(ev.protocol[:3])}; "
+                    "kernels must not touch the harness's pipes")
     return ok("every message on the private channel answered a request") if ev.calls else None
 
 
@@ -140,16 +159,11 @@ def harness_intact(ev: Evidence) -> Outcome | None:
 def no_global_hooks(ev: Evidence) -> Outcome | None:
     hooks = sorted(name for name in state_changes(ev) if name in HOOKS)
     if hooks:
-        return fail(f"the candidate left {', '.join(hooks)} changed: hooks that run inside every call, the baselines' "
-                    "included, and that the harness cannot switch off for them; leave them only inside forward")
-    return ok("no trace function, torch mode or global module hook was left installed") if ev.candidate_replies() else None
-
-
-def problem_intact(ev: Evidence) -> Outcome | None:
-    changed = sorted({name for reply in ev.candidate_replies() for name in reply.get("problem_changed", [])})
-    if changed:
-        return fail(f"the candidate changed the problem's module ({', '.join(changed[:6])}); it may only define its own")
-    return ok("the problem's module is untouched") if ev.candidate_replies() else None
+        return fail(f"the candidate left {', '.join(hooks)} installed: code that runs outside its own calls (while the "
+                    "harness reads, copies or compares, or later), which the harness cannot switch off; install nothing "
+                    "that outlives forward")
+    return ok("no trace or profile function, torch mode, module hook, gc callback, signal handler, timer, import hook or "
+              "audit hook was left installed") if ev.candidate_replies() else None
 
 
 def no_background_threads(ev: Evidence) -> Outcome | None:
@@ -183,8 +197,12 @@ def output_is_plain_tensor(ev: Evidence) -> Outcome | None:
     return ok("every output is exactly a torch.Tensor") if ev.candidate_calls() else None
 
 
+def _reference_facts(ev: Evidence) -> list[dict]:
+    return (ev.problem or {}).get("output_facts") or []
+
+
 def output_elements_distinct(ev: Evidence) -> Outcome | None:
-    reference = (ev.prepared or {}).get("spec", [])
+    reference = _reference_facts(ev)
     for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, PROFILE, PROOF):
         allowed = index < len(reference) and not reference[index].get("distinct_elements", True)
         if leaf.get("plain_tensor") and not leaf.get("distinct_elements") and not allowed:
@@ -194,7 +212,8 @@ def output_elements_distinct(ev: Evidence) -> Outcome | None:
 
 
 def output_owns_storage(ev: Evidence) -> Outcome | None:
-    reference = (ev.prepared or {}).get("spec", [])
+    reference = _reference_facts(ev)
+    reference_keeps = (ev.problem or {}).get("reference_keeps_output")
     for call in ev.candidate_calls(TRIAL, TIMED, PROFILE, PROOF):
         overwritten = call.reply.get("output", {}).get("earlier_output_overwritten")
         if overwritten:
@@ -207,32 +226,48 @@ def output_owns_storage(ev: Evidence) -> Outcome | None:
         if leaf.get("aliases_earlier_output"):
             return fail("the candidate returned memory it had already returned from an earlier call (a stored or "
                         "reused output buffer); each call must return a new tensor")
-        if leaf.get("aliases_model_state"):
-            return fail("the candidate returned one of its own parameters or buffers (a stored constant); compute the output")
+        if leaf.get("aliases_model_state") and not reference_keeps:
+            return fail("the candidate returned memory its model holds (a parameter, a buffer or a tensor it keeps: a "
+                        "stored constant); compute the output")
         if leaf.get("aliases_other_output"):
             return fail("two of the candidate's outputs share memory; the reference's do not")
     return ok("every output owns its storage") if ev.candidate_calls() else None
 
 
+def output_settled(ev: Evidence) -> Outcome | None:
+    for call in ev.candidate_calls():
+        changed = call.reply.get("changed_after_capture")
+        if changed:
+            return fail(f"output {changed[0]} changed after the call returned: its bytes, captured as the call completed, "
+                        "differ from what it held once the harness had read it, so code the candidate left behind (a "
+                        "hook, a callback, a thread) finished it outside the timed call; the bytes compared are the ones "
+                        "captured, and the work must be done inside forward")
+    return ok("every output held the bytes captured as its call completed") if ev.candidate_calls() else None
+
+
 def inputs_unmodified(ev: Evidence) -> Outcome | None:
-    if (ev.prepared or {}).get("reference_mutates_inputs"):
+    if (ev.problem or {}).get("reference_mutates_inputs"):
         return ok("the reference itself modifies its inputs, so the candidate may too")
     for call in ev.candidate_calls():
-        before, after = call.reply.get("inputs_before"), call.reply.get("inputs_after")
-        if before is not None and after is not None and before != after:
-            changed = [i for i, (b, a) in enumerate(zip(before, after)) if b != a]
-            return fail(f"the candidate modified its input(s) {changed} in place; the reference does not, so inputs must "
-                        "be left as they were")
+        if call.inputs_modified:
+            return fail(f"the candidate modified its input(s) {call.inputs_modified} in place; the reference does not, so "
+                        "inputs must be left as they were")
     return ok("no input was modified") if ev.candidate_calls() else None
 
 
-def inputs_match_reference(ev: Evidence) -> Outcome | None:
-    checked = [c for c in ev.candidate_calls() if c.reference]
-    for call in checked:
-        if call.reply.get("inputs_before") != call.reference.get("inputs"):
-            return fail("the inputs generated in the candidate's process differ from the reference process's for the "
-                        "same seed: input generation was tampered with")
-    return ok(f"inputs agreed with the reference process on {len(checked)} checked calls") if checked else None
+# The candidate's process may use this share of the baselines' timed wall time (and this much at
+# least) while they run: a few replies' bookkeeping, never a thread working beside them.
+IDLE_SHARE, IDLE_FLOOR_MS = 0.5, 10.0
+
+
+def quiet_while_baselines_run(ev: Evidence) -> Outcome | None:
+    cpu, wall = ev.idle["cpu_ms"], ev.idle["wall_ms"]
+    if not wall:
+        return None
+    if cpu > max(IDLE_FLOOR_MS, IDLE_SHARE * wall):
+        return fail(f"the candidate's process used {cpu:.0f} ms of CPU while the baselines were timed ({wall:.0f} ms): "
+                    "something it left running competes with them for the host; nothing may run between its calls")
+    return ok(f"the candidate's process was idle while the baselines were timed ({cpu:.1f} ms of CPU in {wall:.0f} ms)")
 
 
 def clock_consistent(ev: Evidence) -> Outcome | None:
@@ -243,13 +278,7 @@ def clock_consistent(ev: Evidence) -> Outcome | None:
     if impossible:
         ms, wall = impossible[0]
         return fail(f"a call reported {ms:.3f} ms but the harness's own clock saw only {wall:.3f} ms: the timer was tampered with")
-    candidate = [(c.ms, c.wall_ms) for c in ev.calls if c.who == CANDIDATE and c.phase == TIMED and c.ms is not None]
-    eager = [(c.ms, c.wall_ms) for c in ev.calls if c.who == "eager" and c.phase == TIMED and c.ms is not None]
-    if candidate and eager:  # one call of each side per round, in order: the i-th of each share a round
-        claim = measurement.unexplained_saving(candidate, eager)
-        if claim:
-            return fail(f"{claim}: the timer was tampered with")
-    return ok("every reported time fits within the harness's own clock")
+    return ok("every time the call site wrote fits within the harness's own clock")
 
 
 # -- faults: error, crashed, timeout ---------------------------------------------------------------
@@ -277,7 +306,7 @@ def _judged_calls(ev: Evidence, *phases: str):
 
 
 def output_structure(ev: Evidence) -> Outcome | None:
-    expected = (ev.prepared or {}).get("reference_structure")
+    expected = (ev.problem or {}).get("structure")
     calls = _judged_calls(ev, TRIAL, TIMED, PROFILE)
     for call in calls:
         got = call.reply["output"]["structure"]
@@ -321,17 +350,41 @@ def outputs_finite(ev: Evidence) -> Outcome | None:
 def _within_tolerance(call) -> bool:
     error = call.comparison.get("max_rel_error")
     return (not call.comparison.get("shape_mismatch") and not call.comparison.get("leaf_count_mismatch")
+            and not call.comparison.get("structure_mismatch")
             and error is not None and not math.isnan(error) and error <= call.tolerance)
+
+
+# The share of an output's elements left at zero or poison from which it is said to be unwritten.
+UNWRITTEN_SHARE = 0.5
 
 
 def _describe_miss(call) -> str:
     comparison = call.comparison
+    if comparison.get("structure_mismatch"):
+        got, expected = comparison["structure_mismatch"]
+        missing = "; ".join(comparison.get("uncaptured") or [])
+        return (f"output, captured as the call completed, is structured {got} where the reference's is {expected}"
+                + (f" (not captured: {missing})" if missing else ""))
+    uncaptured = [leaf["uncaptured"] for leaf in comparison.get("leaves", []) if leaf.get("uncaptured")]
+    if uncaptured:
+        return f"output holds {uncaptured[0]}, which the harness cannot compare"
+    if comparison.get("max_rel_error") is None:
+        return "output could not be compared"
+    unwritten = comparison.get("unwritten_fraction") or 0.0
+    if unwritten >= UNWRITTEN_SHARE:
+        return (f"output was never written: {unwritten:.0%} of its elements hold zero or the harness's NaN poison "
+                "where the reference has values, as captured when the call returned (work finished later, by code "
+                "left behind, is not the call's)")
     error = comparison.get("max_rel_error")
     worst = next((leaf for leaf in comparison.get("leaves", []) if leaf.get("max_rel_error") == error), {})
-    where = f" at index {worst.get('worst_index')} (got {worst['worst_values'][0]:.6g}, expected {worst['worst_values'][1]:.6g})" \
-        if worst.get("worst_values") else ""
+    where = f" at index {worst.get('worst_index', [])} (got {_show(worst['worst_values'][0])}, expected " \
+            f"{_show(worst['worst_values'][1])})" if worst.get("worst_values") else ""
     return (f"relative error {error:.3g} (|c - r| / (|r| + output scale)) exceeds the tolerance {call.tolerance:.3g}{where}; "
-            f"max absolute error {comparison.get('max_abs_error'):.3g} on outputs of scale {comparison.get('output_scale') or 0:.3g}")
+            f"max absolute error {comparison.get('max_abs_error') or 0:.3g} on outputs of scale {comparison.get('output_scale') or 0:.3g}")
+
+
+def _show(value) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
 def outputs_match_reference(ev: Evidence) -> Outcome | None:
@@ -373,21 +426,23 @@ class Check:
 
 CHECKS = [
     Check("candidate_parses", ERROR, candidate_parses),
+    Check("sandbox_in_force", ERROR, sandbox_in_force),
+    Check("problem_fits", ERROR, problem_fits),
     Check("problem_runs", ERROR, problem_runs),
-    Check("candidate_loads", ERROR, candidate_loads),
-    Check("defines_model_new", ERROR, defines_model_new),
     Check("protocol_intact", REJECTED, protocol_intact),
     Check("harness_intact", REJECTED, harness_intact),
     Check("no_global_hooks", REJECTED, no_global_hooks),
-    Check("problem_intact", REJECTED, problem_intact),
     Check("no_background_threads", REJECTED, no_background_threads),
     Check("no_background_processes", REJECTED, no_background_processes),
     Check("output_is_plain_tensor", REJECTED, output_is_plain_tensor),
     Check("output_elements_distinct", REJECTED, output_elements_distinct),
     Check("output_owns_storage", REJECTED, output_owns_storage),
+    Check("output_settled", REJECTED, output_settled),
     Check("inputs_unmodified", REJECTED, inputs_unmodified),
-    Check("inputs_match_reference", REJECTED, inputs_match_reference),
+    Check("quiet_while_baselines_run", REJECTED, quiet_while_baselines_run),
     Check("clock_consistent", REJECTED, clock_consistent),
+    Check("candidate_loads", ERROR, candidate_loads),
+    Check("defines_model_new", ERROR, defines_model_new),
     Check("candidate_instantiates", ERROR, candidate_instantiates),
     Check("candidate_runs", ERROR, candidate_runs),
     Check("output_structure", INCORRECT, output_structure),

@@ -1,10 +1,15 @@
 """How far a candidate's output is from the float64 reference, as figures the parent judges.
 
-The error of an element is measured against its own size plus the output's scale (the root mean
-square of the reference): |c - r| / (|r| + scale). An absolute tolerance larger than the output's
-scale would prove nothing (CUDA-L1's level 2 task 23 passes allclose(atol=1e-2) with a relative
-error of 1.9 because its outputs are tiny), so no absolute tolerance is used at all. A NaN or
-infinity where the reference is finite is counted, never compared.
+Every leaf of the output is compared: tensors, Python numbers, None, in tuples, lists and dicts
+(the structures must match). A tensor element's error is measured against its own size plus the
+output's typical size: |c - r| / (|r| + scale), with scale the median of |r| (over its nonzero
+elements when most are zero). The median, not the root mean square: on a heavy-tailed output
+(exp(3x)) a few huge elements made the RMS so large that most elements could be zero and pass. No
+absolute tolerance is used at all: an absolute tolerance larger than the output's scale proves
+nothing (CUDA-L1's level 2 task 23 passes allclose(atol=1e-2) with a relative error of 1.9 because
+its outputs are tiny). A NaN or infinity where the reference is finite is counted, never compared.
+A Python float is held to the same measure with its own size as the scale; integers, booleans and
+None must be equal.
 """
 
 import math
@@ -14,6 +19,18 @@ import torch
 
 def _finite_max(t: torch.Tensor) -> float:
     return float(t.max().item()) if t.numel() else 0.0
+
+
+def typical_size(magnitude: torch.Tensor, finite: torch.Tensor) -> float:
+    """The median of |r| over finite elements, or over the finite nonzero ones when that is zero."""
+    values = magnitude[finite]
+    if not values.numel():
+        return 0.0
+    median = float(values.median().item())
+    if median == 0.0:
+        nonzero = values[values != 0]
+        median = float(nonzero.median().item()) if nonzero.numel() else 0.0
+    return median
 
 
 def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
@@ -27,7 +44,7 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
         result.update(exact=True, mismatches=mismatches, max_abs_error=float(mismatches > 0), max_rel_error=float(mismatches > 0))
         return result
     c = candidate.to(device=reference.device, dtype=torch.complex128 if reference.is_complex() else torch.float64)
-    r = reference
+    r = reference.to(torch.complex128 if reference.is_complex() else torch.float64)
     finite = torch.isfinite(r)
     bad = int((~torch.isfinite(c) & finite).sum().item())
     nonfinite_mismatch = int(((c != r) & ~finite & ~(torch.isnan(c) & torch.isnan(r))).sum().item())
@@ -35,20 +52,22 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     diff = (c - r).abs().where(finite, torch.zeros((), dtype=torch.float64, device=r.device))
     diff = torch.nan_to_num(diff, nan=math.inf)
     magnitude = r.abs().where(finite, torch.zeros((), dtype=torch.float64, device=r.device))
-    count = max(int(finite.sum().item()), 1)
-    scale = math.sqrt(float(magnitude.square().sum().item()) / count)
+    scale = typical_size(magnitude, finite)
     norm = math.sqrt(float(magnitude.square().sum().item()))
     max_abs = _finite_max(diff)
-    if scale > 0:
-        relative = diff / (magnitude + scale)
-        max_rel = _finite_max(relative)
-        worst = int(relative.reshape(-1).argmax().item()) if relative.numel() else 0
-    else:
-        max_rel = 0.0 if max_abs == 0 else math.inf
-        worst = int(diff.reshape(-1).argmax().item()) if diff.numel() else 0
+    denominator = magnitude + scale
+    relative = torch.where(denominator > 0, diff / denominator.clamp_min(1e-300),
+                           torch.where(diff > 0, math.inf, 0.0))
+    max_rel = _finite_max(relative) if relative.numel() else 0.0
+    worst = int(relative.reshape(-1).argmax().item()) if relative.numel() else 0
     finite_diff = diff.where(torch.isfinite(diff), torch.zeros((), dtype=torch.float64, device=r.device))
     rel_l2 = math.sqrt(float(finite_diff.square().sum().item())) / norm if norm > 0 else (0.0 if max_abs == 0 else math.inf)
     index = list(torch.unravel_index(torch.tensor(worst), reference.shape)) if reference.dim() else []
+    # Elements left at zero or at the harness's NaN poison where the reference has a value: an output
+    # the call never wrote (or wrote only after it returned, which is the same to the capture).
+    expected = finite & (r != 0)
+    unwritten = int((expected & ((c == 0) | torch.isnan(c))).sum().item())
+    result.update(unwritten_fraction=unwritten / max(int(expected.sum().item()), 1))
     result.update(
         nonfinite=bad, nonfinite_mismatch=nonfinite_mismatch, reference_nan=reference_nan,
         max_abs_error=max_abs, max_rel_error=max_rel, rel_l2_error=rel_l2, output_scale=scale,
@@ -58,22 +77,73 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     return result
 
 
-def compare(candidates: list, references: list) -> dict:
-    """All leaves compared; the figures are the worst over them."""
-    if len(candidates) != len(references):
-        return {"leaf_count_mismatch": [len(candidates), len(references)], "leaves": []}
-    leaves = []
-    for c, r in zip(candidates, references):
-        if not isinstance(c, torch.Tensor) or not isinstance(r, torch.Tensor):
-            leaves.append({"not_a_tensor": True})
-        else:
-            leaves.append(compare_leaf(c, r))
+def compare_number(candidate, reference) -> dict:
+    """A Python number (or None) against the reference's: floats by relative error, the rest exactly."""
+    result = {"type": type(reference).__name__}
+    if type(reference) is float and type(candidate) in (float, int) and type(candidate) is not bool:
+        c, r = float(candidate), reference
+        if math.isnan(r) or math.isinf(r):
+            same = (math.isnan(c) and math.isnan(r)) or c == r
+            result.update(nonfinite_mismatch=int(not same), max_abs_error=0.0, max_rel_error=0.0)
+            return result
+        if not math.isfinite(c):
+            result.update(nonfinite=1, max_abs_error=math.inf, max_rel_error=math.inf)
+            return result
+        error = abs(c - r)
+        relative = error / (2 * abs(r)) if r else (0.0 if error == 0 else math.inf)
+        result.update(max_abs_error=error, max_rel_error=relative, worst_values=[c, r])
+        return result
+    same = type(candidate) is type(reference) and candidate == reference
+    result.update(exact=True, mismatches=int(not same), max_abs_error=float(not same), max_rel_error=float(not same),
+                  worst_values=[repr(candidate)[:40], repr(reference)[:40]])
+    return result
+
+
+def compare_values(candidate, reference) -> dict:
+    if isinstance(reference, torch.Tensor):
+        if not isinstance(candidate, torch.Tensor):
+            return {"not_a_tensor": True, "max_rel_error": math.inf, "max_abs_error": math.inf}
+        return compare_leaf(candidate, reference)
+    if isinstance(candidate, torch.Tensor):
+        return {"unexpected_tensor": True, "max_rel_error": math.inf, "max_abs_error": math.inf}
+    return compare_number(candidate, reference)
+
+
+def summarize(leaves: list[dict]) -> dict:
+    """The worst figures over all leaves."""
     summary = {"leaves": leaves}
     for key in ("max_abs_error", "max_rel_error", "rel_l2_error"):
-        values = [leaf[key] for leaf in leaves if key in leaf]
+        values = [leaf[key] for leaf in leaves if leaf.get(key) is not None]
         summary[key] = max(values) if values else None
     for key in ("nonfinite", "nonfinite_mismatch", "reference_nan"):
         summary[key] = sum(leaf.get(key, 0) for leaf in leaves)
     summary["shape_mismatch"] = any(leaf.get("shape_mismatch") for leaf in leaves)
+    summary["unwritten_fraction"] = max((leaf.get("unwritten_fraction", 0.0) for leaf in leaves), default=0.0)
     summary["output_scale"] = min((leaf["output_scale"] for leaf in leaves if "output_scale" in leaf), default=None)
     return summary
+
+
+def compare_leaves(candidates: list, references: list) -> dict:
+    """Two lists of leaves of the same structure (the reference against itself, in this process)."""
+    if len(candidates) != len(references):
+        return {"leaf_count_mismatch": [len(candidates), len(references)], "leaves": [], "max_rel_error": None,
+                "max_abs_error": None, "rel_l2_error": None, "output_scale": None, "reference_nan": 0, "nonfinite": 0}
+    return summarize([compare_values(c, r) for c, r in zip(candidates, references)])
+
+
+def compare_outputs(structure: str, captured: list, reference_structure: str, references: list) -> dict:
+    """The captured output (frames.Captured leaves) against the reference's, leaf by leaf."""
+    if structure != reference_structure:
+        summary = summarize([])
+        summary.update(structure_mismatch=[structure, reference_structure], max_rel_error=math.inf, max_abs_error=math.inf,
+                       uncaptured=[leaf.note for leaf in captured if leaf.kind == "uncaptured"])
+        return summary
+    leaves = []
+    for got, expected in zip(captured, references):
+        if got.kind in ("other", "uncaptured"):
+            leaves.append({"uncaptured": got.note, "max_rel_error": math.inf, "max_abs_error": math.inf})
+        elif got.kind == "none":
+            leaves.append(compare_number(None, expected))
+        else:
+            leaves.append(compare_values(got.value, expected))
+    return summarize(leaves)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 CANDIDATE = "candidate"
 REFERENCE = "reference"
+BASELINE = "baseline"
 
 # Phases of a candidate call. The candidate cannot tell them apart: every call is prepared,
 # flushed and timed the same way.
@@ -16,8 +17,8 @@ TRIAL, WARMUP, TIMED, PROFILE, PROOF, VARIANT = "trial", "warmup", "timed", "pro
 
 @dataclass
 class Fault:
-    side: str  # CANDIDATE or REFERENCE
-    stage: str  # describe, prepare, inspect, load, instantiate, call, dump, reference, compare, finish
+    side: str  # CANDIDATE, REFERENCE, BASELINE or proof
+    stage: str  # describe, prepare, inspect, load, instantiate, call, feed, compare, forget, finish
     kind: str  # exception, timeout, crashed, memory, protocol, harness
     detail: str
     cuda: bool = False
@@ -30,17 +31,23 @@ class Call:
     seed: int
     reply: dict
     wall_ms: float
+    # What the call site wrote to the parent about the call: its times, and which inputs it wrote to.
+    timing: dict | None = None
     reference: dict | None = None
     comparison: dict | None = None
     tolerance: float | None = None
 
     @property
     def ms(self) -> float | None:
-        return self.reply.get("ms")
+        return self._number("ms")
 
     def _number(self, name: str) -> float | None:
-        value = self.reply.get(name)
+        value = (self.timing if self.timing is not None else self.reply).get(name)
         return value if isinstance(value, (int, float)) else None
+
+    @property
+    def inputs_modified(self) -> list[int]:
+        return list((self.timing or {}).get("inputs_modified") or [])
 
     @property
     def stream_ms(self) -> float | None:
@@ -77,6 +84,14 @@ class Evidence:
     sandbox: dict = field(default_factory=dict)
     log_excerpt: str = ""
     cost: dict = field(default_factory=dict)  # wall seconds per step, and waiting for the device
+    # CPU the candidate's process used while baselines were timed, and those calls' wall time.
+    idle: dict = field(default_factory=lambda: {"cpu_ms": 0.0, "wall_ms": 0.0})
+    # Host PIDs of sandboxed processes still alive after the verification closed them, per side.
+    left_running: dict = field(default_factory=dict)
+    # Why the problem was refused before any process started.
+    refused: str | None = None
+    # Why no process started: the OS sandbox is missing and the caller requires it.
+    unconfined: str | None = None
 
     def candidate_calls(self, *phases: str) -> list[Call]:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]

@@ -19,6 +19,7 @@ import dis
 import gc
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -27,8 +28,50 @@ from dataclasses import dataclass
 
 import torch
 
+
 _current_frames = sys._current_frames
 _getpid = os.getpid
+_getitimer = signal.getitimer
+_ITIMERS = (("real", signal.ITIMER_REAL), ("virtual", signal.ITIMER_VIRTUAL), ("prof", signal.ITIMER_PROF))
+_audit_hook_attempts: list[str] = []
+
+
+def _refuse_audit_hooks(event: str, args) -> None:
+    # Audit hooks cannot be removed once added and run on events anywhere in the process: refused.
+    if event == "sys.addaudithook":
+        _audit_hook_attempts.append(event)
+        raise RuntimeError("the harness does not allow audit hooks in a candidate's process")
+
+
+def refuse_audit_hooks() -> None:
+    """Installed before any user code loads: every later sys.addaudithook (or PySys_AddAuditHook)
+    raises, and the attempt is remembered as a fact."""
+    sys.addaudithook(_refuse_audit_hooks)
+
+
+def _posix_timers() -> int:
+    try:
+        with open("/proc/self/timers") as handle:
+            return sum(1 for line in handle if line.startswith("ID:"))
+    except OSError:
+        return 0
+
+
+_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
+
+
+def _signal_handlers() -> str:
+    """The Python handler of every signal. Native handlers that libraries install (the CUDA driver's,
+    Triton's) are not the candidate's Python code; none of them can run inside the call site's window,
+    which blocks every signal on its thread."""
+    found = []
+    for sig in _SIGNALS:
+        try:
+            handler = signal.getsignal(sig)
+        except (OSError, ValueError):
+            continue
+        found.append((int(sig), handler if isinstance(handler, int) or handler is None else id(handler)))
+    return repr(found)
 
 
 def _cuda() -> bool:
@@ -79,6 +122,13 @@ def _switches() -> dict:
         "torch_function_modes": (lambda: torch._C._len_torch_function_stack(), None),
         "torch_dispatch_modes": (lambda: torch._C._len_torch_dispatch_stack(), None),
         "module_hooks": (lambda: repr(_hook_counts()), None),
+        # Code that can run outside the candidate's calls, by the interpreter's own routes.
+        "gc.callbacks": (lambda: repr([id(c) for c in gc.callbacks]), None),
+        "signal_handlers": (_signal_handlers, None),
+        "interval_timers": (lambda: repr([name for name, which in _ITIMERS if _getitimer(which)[0] > 0]), None),
+        "posix_timers": (_posix_timers, None),
+        "import_hooks": (lambda: repr([id(h) for h in sys.meta_path] + [id(h) for h in sys.path_hooks]), None),
+        "audit_hooks": (lambda: len(_audit_hook_attempts), None),
     }
     if _cuda():
         switches["cuda.current_stream"] = (
@@ -166,7 +216,7 @@ def watched_namespaces(extra: list[tuple[str, object]] = ()) -> list[tuple[str, 
         ("torch.backends.cudnn", torch.backends.cudnn), ("torch.autograd.grad_mode", torch.autograd.grad_mode),
         ("torch.nn.Module", torch.nn.Module), ("torch.nn.modules.module", torch.nn.modules.module),
         ("torch.utils.flop_counter", sys.modules.get("torch.utils.flop_counter")),
-        ("torch.profiler", torch.profiler),
+        ("torch.profiler", torch.profiler), ("kernel_court_callsite", sys.modules.get("kernel_court_callsite")),
     ]
     for name in dir(torch.nn):
         value = getattr(torch.nn, name)

@@ -14,21 +14,78 @@ class Limits:
     # Starting a process (torch's import, CUDA's context), inspecting the problem, and compiling
     # and capturing the baselines before the candidate loads.
     start_time_s: float = 600.0
-    # Importing the candidate and building its first instance: load_inline and Triton builds.
+    # Importing the candidate, building its first instance and, where its source names something
+    # that compiles at the first call (torch.compile, Triton, load_inline), that first call.
     build_time_s: float = 600.0
-    # Any one request after the build: a call, a reference, a comparison, a profile.
+    # Any one request that is not a candidate's call (a reference, a comparison, a profile), and the
+    # most a candidate's call may take.
     call_time_s: float = 120.0
-    # Resident memory of the whole process tree of each sandboxed process.
-    memory_bytes: int = 32 * 2**30
-    # The candidate process's share of GPU memory; the reference process (float64) needs the rest.
-    gpu_memory_fraction: float = 0.5
-    # Where load_inline and Triton keep builds, keyed by the candidate's source hash; None: a
-    # folder under the system's temporary directory.
+    # A candidate's call after the build: this many times the reference's own eager time, at least
+    # call_time_min_s, so a hang ends within a minute on KernelBench's problems (eager at most 30 ms).
+    call_time_factor: float = 100.0
+    call_time_min_s: float = 20.0
+    # The first call of an instance whose source names nothing that compiles then.
+    first_call_time_s: float = 60.0
+    # Resident memory of each sandboxed process's tree; None: its share of what this host can give
+    # (memory_for), never more than that when set.
+    memory_bytes: int | None = None
+    # GPU memory the candidate's and the baseline's processes may take (torch's per-process fraction);
+    # the reference process (float64, falling back to the CPU) has the rest. CUDA-L1's L3 T31 (attention
+    # over 16384 positions) needs ~17 GB for its eager baseline.
+    gpu_memory_fraction: float = 0.3
+    baseline_gpu_memory_fraction: float = 0.3
+    # A hack report's proof inputs, at most.
+    proof_input_bytes: int = 8 * 2**30
+    # Per sandboxed process: processes and threads, open files, the size of a file it writes.
+    processes: int = 8192
+    open_files: int = 4096
+    file_size_bytes: int = 8 * 2**30
+    # Refuse to run user code without the OS sandbox (bubblewrap). Only embedded mode turns this
+    # off, and the verdict then says the run was not confined.
+    require_sandbox: bool = True
+    # Where load_inline, Triton and Inductor keep builds: a folder per candidate source (and per
+    # problem for the baselines), each written only by sandboxes of that source. None: a folder
+    # under the system's temporary directory.
     build_cache_dir: str | None = None
     # A file locked (flock) while this verification uses the GPU: shared from inspecting the problem
     # to the last call, exclusive while timing. Verifications sharing it overlap their start-up,
     # builds and checks, never a measurement (pipeline.DeviceLock).
     device_lock_path: str | None = None
+
+
+# Each sandboxed process's share of the memory this host can give: the reference process computes
+# in float64 and may fall back to the CPU (CUDA-L1's L3 T31 held 32 GiB there on an H100 host).
+MEMORY_SHARES = {"reference": 0.45, "candidate": 0.3, "baseline": 0.15, "proof": 0.1}
+# Kept for the operating system, the worker and the web process.
+HOST_RESERVE = 0.1
+
+
+def host_memory_bytes() -> int:
+    """The memory this worker can have: the machine's, or its container's limit where lower."""
+    total = 16 * 2**30
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemTotal:"):
+                    total = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        pass
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit_file) as handle:
+                value = handle.read().strip()
+        except OSError:
+            continue
+        if value.isdigit():
+            total = min(total, int(value))
+    return total
+
+
+def memory_for(role: str, limits: "Limits") -> int:
+    """The resident memory one sandboxed process may use: its share of the host, capped by Limits."""
+    share = int(host_memory_bytes() * (1 - HOST_RESERVE) * MEMORY_SHARES[role])
+    return min(share, limits.memory_bytes) if limits.memory_bytes else share
 
 
 @dataclass(frozen=True)

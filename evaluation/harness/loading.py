@@ -19,6 +19,7 @@ PROOF_MODULE = "kernel_arena_proof"
 
 
 def load_module(name: str, source: str, filename: str, *, initial_globals: dict | None = None) -> types.ModuleType:
+    """`filename` is where the source lies: Triton's @jit and `inspect` read a function's source from it."""
     module = types.ModuleType(name)
     module.__file__ = filename
     if initial_globals:
@@ -30,20 +31,20 @@ def load_module(name: str, source: str, filename: str, *, initial_globals: dict 
     return module
 
 
-def load_proof(source: str, problem: types.ModuleType) -> types.ModuleType:
+def load_proof(source: str, problem: types.ModuleType, filename: str = "proof_inputs.py") -> types.ModuleType:
     """Proof inputs may use the problem's constants (batch_size, ...), so they start from a copy."""
     inherited = {k: v for k, v in vars(problem).items() if not k.startswith("__")}
-    return load_module(PROOF_MODULE, source, "proof_inputs.py", initial_globals=inherited)
+    return load_module(PROOF_MODULE, source, filename, initial_globals=inherited)
 
 
 def load_problem(problem_path: str, proof_path: str | None) -> tuple[types.ModuleType, types.ModuleType | None]:
     """The problem's module and, when a hack report gave some, the proof inputs' module."""
     with open(problem_path) as handle:
-        problem = load_module(PROBLEM_MODULE, handle.read(), "problem.py")
+        problem = load_module(PROBLEM_MODULE, handle.read(), problem_path)
     proof = None
     if proof_path:
         with open(proof_path) as handle:
-            proof = load_proof(handle.read(), problem)
+            proof = load_proof(handle.read(), problem, proof_path)
     return problem, proof
 
 

@@ -9,26 +9,24 @@ known to be exactly a tensor, because any attribute of a subclass may run candid
 
 import torch
 
+from evaluation.harness import frames
+
 _Tensor = torch.Tensor
 
 
 def flatten(value) -> tuple[str, list]:
-    """The structure (as a string like "tuple[T,T]") and the leaves of a returned value."""
-    if type(value) is _Tensor:
-        return "T", [value]
-    if type(value) in (tuple, list):
-        parts, leaves = [], []
-        for item in value:
-            structure, items = flatten(item)
-            parts.append(structure)
-            leaves.extend(items)
-        return f"{type(value).__name__}[{','.join(parts)}]", leaves
-    return f"other:{type(value).__module__}.{type(value).__qualname__}", [value]
+    """The structure (as a string like "tuple[T,F]") and the leaves of a returned value, named as
+    the reference process names the reference's and the call site the captured output's."""
+    return frames.structure_of(value)
 
 
 def _storage_span(t: torch.Tensor) -> tuple[int, int, int]:
     storage = t.untyped_storage()
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes(), t.device.index or 0
+
+
+def span_of(t: torch.Tensor) -> tuple[int, int, int]:
+    return _storage_span(t)
 
 
 def _overlaps(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
@@ -49,7 +47,7 @@ def elements_distinct(t: torch.Tensor) -> bool:
 
 
 def spans(values) -> list[tuple[int, int, int]]:
-    return [_storage_span(v) for v in values if type(v) is _Tensor]
+    return [_storage_span(v) for v in values if type(v) in (_Tensor, torch.nn.Parameter)]
 
 
 def readable_spans(values) -> tuple[list[tuple[int, int, int]], str | None]:
@@ -89,11 +87,14 @@ def leaf_facts(value, *, input_spans, earlier_spans, model_spans) -> dict:
     return facts
 
 
-def output_facts(value, *, inputs, earlier_outputs, model) -> dict:
+def output_facts(value, *, inputs, earlier_outputs, model, held_spans=()) -> dict:
+    """`earlier_outputs`: the last call's outputs (kept alive); `held_spans`: the memory of every
+    earlier output of the instance that something still holds."""
     structure, leaves = flatten(value)
     input_spans = spans(inputs)
     earlier_spans, earlier_unreadable = readable_spans(earlier_outputs)
-    model_spans = spans(list(model.parameters()) + list(model.buffers())) if isinstance(model, torch.nn.Module) else []
+    earlier_spans = [*earlier_spans, *held_spans]
+    model_spans = spans(_tensors_reachable(model)) if isinstance(model, torch.nn.Module) else []
     seen: list = []
     leaf_list = []
     for leaf in leaves:
@@ -126,28 +127,30 @@ def poison(spec: list[dict], device: str) -> None:
     del blocks
 
 
-def dump(leaves: list, path_prefix: str) -> list[dict]:
-    """Write each tensor's bytes to a file for the reference process; return what it needs to read them."""
-    files = []
-    for index, leaf in enumerate(leaves):
-        if type(leaf) is not _Tensor:
-            files.append({"kind": "other"})
+def _tensors_reachable(root, limit: int = 10_000) -> list:
+    """Tensors a model holds: its parameters and buffers, and tensors in its attributes, in lists,
+    tuples and dicts of them and in its submodules, found through the garbage collector's view of
+    references (no attribute of the model's is read, so none of its code runs). Other objects are
+    not searched: a tensor stored deeper is still caught, by the poison the call site writes over
+    every captured output before the next call."""
+    import gc
+
+    seen, found, stack = set(), [], [root]
+    while stack and len(seen) < limit:
+        item = stack.pop()
+        if id(item) in seen:
             continue
-        host = leaf.detach().to("cpu").contiguous()
-        path = f"{path_prefix}.{index}.bin"
-        raw = host.reshape(-1).view(torch.uint8) if host.numel() else torch.empty(0, dtype=torch.uint8)
-        raw.numpy().tofile(path)
-        files.append({"kind": "tensor", "path": path, "dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape)})
-    return files
+        seen.add(id(item))
+        if type(item) is _Tensor or type(item) is torch.nn.Parameter:
+            found.append(item)
+            continue
+        if isinstance(item, (dict, list, tuple, set, torch.nn.Module)):
+            stack.extend(gc.get_referents(item))
+    return found
 
 
-def read_dump(entry: dict, device: str) -> torch.Tensor:
-    dtype = getattr(torch, entry["dtype"])
-    numel = 1
-    for n in entry["shape"]:
-        numel *= n
-    nbytes = numel * torch.empty(0, dtype=dtype).element_size()
-    if nbytes == 0:
-        return torch.empty(entry["shape"], dtype=dtype, device=device)
-    raw = torch.from_file(entry["path"], shared=False, size=nbytes, dtype=torch.uint8)
-    return raw.view(dtype).reshape(entry["shape"]).to(device)
+def reachable_overlap(value, model) -> bool:
+    """Whether any tensor of `value` shares memory with a tensor the model holds."""
+    _, leaves = flatten(value)
+    held = spans(t for t in _tensors_reachable(model) if type(t) in (_Tensor, torch.nn.Parameter))
+    return any(_overlaps(span, other) for span in spans(leaves) for other in held)

@@ -1,48 +1,62 @@
 """One verification, as a short pipeline of named steps run by the parent process:
 
-    start      both sandboxed processes: the reference process and the candidate process
-    prepare    at once, the reference process runs the problem alone (degeneracy, scale, FLOPs and
-               bytes) and the candidate process loads the problem, builds and warms the baselines,
-               takes its clocks and snapshots; then, and only then,
+    start      the sandboxed processes: the reference process (the problem; every call's inputs and
+               the truth), the baseline process (the problem's reference, timed), the candidate
+               process (the candidate alone) and, for a hack report, the proof process (its inputs)
+    prepare    at once, the reference process inspects the problem (degeneracy, scale, FLOPs and
+               bytes) and the baseline process builds and warms the baselines; the candidate process
+               sets up its call site and takes its snapshots; then, and only then,
     load       it executes the candidate's source
     check      trials: a fresh ModelNew per secret weight seed, fresh inputs per call, every
                output compared in the reference process against float64
     proof      a hack reporter's inputs, when given
-    time       shuffled rounds of candidate and baseline calls on fresh inputs; a secret subset of
-               the timed calls is compared in full too
+    time       shuffled rounds of candidate and baseline calls on fresh inputs, each side in its own
+               process; a secret subset of the timed calls is compared in full too
     profile    the kernels one call of each side launched
     shapes     one more check at other sizes of the problem's constants
     score      the checks in checks.py turn the evidence into a verdict (scoring.py)
 
 The parent never runs problem or candidate code and never parses what they print. It draws every
-seed from a secret source, just in time, and keeps the timing samples itself.
+seed from the OS's secret source, just in time, reads each call's times from the call site's own
+pipe, and writes every file a later verification trusts (baseline timings, device rates).
 """
 
 import contextlib
 import fcntl
-import random
+import math
+import os
 import secrets
+import select
 import shutil
+import struct
 import tempfile
 import time
 from hashlib import sha256
 from pathlib import Path
 
-from evaluation.harness import baseline_cache, checks, measurement, problem_shapes, scoring, static_analysis
-from evaluation.harness.evidence import (CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, VARIANT, WARMUP, Call,
-                                         Evidence, Fault)
-from evaluation.harness.limits import Limits, Plan, coerce
-from evaluation.harness.sandbox import ProcessFault, SandboxedProcess
+from evaluation.harness import baseline_cache, callsite, checks, problem_shapes, scoring, static_analysis
+from evaluation.harness.evidence import (BASELINE, CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, VARIANT, WARMUP,
+                                         Call, Evidence, Fault)
+from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
+from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View
 from evaluation.harness.verdict import BASELINES, Verdict
 
 DEVICES = ("cpu", "cuda")
+PROOF_SIDE = "proof"
 # What a reply must hold to be a reply at all; anything else came from somewhere else.
-REQUIRED = {(CANDIDATE, "describe"): ("env",), (CANDIDATE, "prepare"): ("spec", "baselines"), (CANDIDATE, "load"): ("ok",),
-            (CANDIDATE, "instantiate"): ("ok",), (CANDIDATE, "dump"): ("files",), (REFERENCE, "inspect"): ("spec", "flops"),
-            (REFERENCE, "reference"): ("inputs", "spec"), (REFERENCE, "compare"): ("comparison",)}
-REQUIRED_AFTER_CALL = ("ms", "inputs_before", "inputs_after")
+REQUIRED = {(BASELINE, "describe"): ("env", "flush_bytes"), (BASELINE, "prepare"): ("baselines",),
+            (CANDIDATE, "load"): ("ok",), (CANDIDATE, "instantiate"): ("ok",), (REFERENCE, "inspect"): ("spec", "flops"),
+            (REFERENCE, "feed"): ("inputs",), (REFERENCE, "compare"): ("comparison", "spec"),
+            (REFERENCE, "instantiate"): ("init",)}
+REQUIRED_AFTER_CALL = ("output", "changed_after_capture")
 STAGES = ("building", "checking", "timing", "done")
 CHECK_EVERY = 16
+# The call site's record of one call (callsite.c, TimingRecord).
+TIMING = struct.Struct("<IIQdddQ")
+TIMING_MAGIC = 0x3154434B
+TIMED_RAISED, TIMED_CUDA = 2, 8
+PIPE_BYTES = 1 << 20
+_F_SETPIPE_SZ = 1031
 
 
 class DeviceLock:
@@ -115,7 +129,7 @@ class Stop(Exception):
 
 
 def _default_build_cache() -> str:
-    return str(Path(tempfile.gettempdir()) / "kernel-arena-build-cache")
+    return str(Path(tempfile.gettempdir()) / f"kernel-court-build-cache-{os.geteuid()}")
 
 
 def validate(device: str, baselines) -> tuple[str, ...]:
@@ -128,7 +142,56 @@ def validate(device: str, baselines) -> tuple[str, ...]:
     return names
 
 
-class Session:
+def _pipe() -> tuple[int, int]:
+    read, write = os.pipe()
+    try:
+        fcntl.fcntl(write, _F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:
+        pass
+    return read, write
+
+
+class TimingPipe:
+    """The call site's records of one process's calls, one per call, in order. A record the parent
+    did not expect (one more than the calls made, a sequence out of order) is a protocol fault."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.calls = 0
+        self.buffer = b""
+
+    def read_many(self, count: int, timeout: float) -> list[dict]:
+        return [self.read(timeout, last=i == count - 1) for i in range(count)]
+
+    def read(self, timeout: float, *, last: bool = True) -> dict:
+        self.calls += 1
+        deadline = time.monotonic() + timeout
+        while len(self.buffer) < TIMING.size:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, left))
+            if not ready:
+                raise ProcessFault("protocol", "the call site wrote no times for a call")
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                raise ProcessFault("protocol", "the call site's timing pipe closed")
+            self.buffer += chunk
+        record, self.buffer = self.buffer[:TIMING.size], self.buffer[TIMING.size:]
+        magic, flags, sequence, ms, stream_ms, host_ms, modified = TIMING.unpack(record)
+        if magic != TIMING_MAGIC or sequence != self.calls:
+            raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
+        if last and (self.buffer or select.select([self.fd], [], [], 0)[0]):
+            raise ProcessFault("protocol", "the call site's timing pipe carried more records than calls were made")
+        return {"ms": ms, "stream_ms": stream_ms if flags & TIMED_CUDA else None, "host_ms": host_ms if flags & TIMED_CUDA else None,
+                "raised": bool(flags & TIMED_RAISED), "inputs_modified": [i for i in range(64) if modified >> i & 1]}
+
+    def close(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+
+class Verification:
     def __init__(self, problem_source, candidate_source, *, device, baselines, limits: Limits, plan: Plan,
                  on_progress, baseline_cache_dir, proof_inputs_source):
         self.problem_source = problem_source
@@ -140,16 +203,18 @@ class Session:
         self.on_progress = on_progress
         self.cache_dir = baseline_cache_dir
         self.ev = Evidence(device=device, baselines=baselines)
-        self.rng = random.Random(secrets.randbits(128))
+        self.rng = secrets.SystemRandom()
         self.deadline = time.monotonic() + limits.wall_time_s
-        self.child: SandboxedProcess | None = None
-        self.judge: SandboxedProcess | None = None
+        self.processes: dict[str, SandboxedProcess] = {}
+        self.timing: dict[str, TimingPipe] = {}
         self.stage = None
         # The first call of each new instance compiles what it compiles lazily (torch.compile,
         # Triton's JIT): it runs under the build limit, later calls under the call limit.
         self.building = False
         self.unchecked = 0
         self.lock = DeviceLock(None)
+        self.eager_ms = None
+        self.poison_outputs = True
 
     @contextlib.contextmanager
     def step(self, name: str):
@@ -170,33 +235,38 @@ class Session:
                 self.on_progress(stage)
 
     def seed(self) -> int:
-        return self.rng.randrange(1, 2**62)
+        return secrets.randbelow(2**62 - 1) + 1
 
     def _timeout(self, limit: float) -> float:
         return max(0.1, min(limit, self.deadline - time.monotonic()))
 
-    def ask(self, side: str, stage: str, message: dict, limit: float | None = None) -> dict:
+    def ask(self, side: str, stage: str, message: dict, limit: float | None = None, limit_name: str | None = None) -> dict:
         """One request; any fault is recorded as evidence and ends the run."""
-        return self.receive(self.send(side, stage, message), limit)
+        return self.receive(self.send(side, stage, message), limit, limit_name)
 
     def send(self, side: str, stage: str, message: dict) -> tuple:
-        """Half a request, so that both processes can work at once; `receive` takes its reply."""
-        process = self.child if side == CANDIDATE else self.judge
+        """Half a request, so that several processes can work at once; `receive` takes its reply."""
         nonce = self.seed()
         try:
-            process.send({"op": stage, "nonce": nonce, **message})
+            self.processes[side].send({"op": stage, "nonce": nonce, **message})
         except ProcessFault as fault:
             self.ev.fault = Fault(side, stage, fault.kind, fault.detail)
             raise Stop from None
         return side, stage, nonce, message
 
-    def receive(self, sent: tuple, limit: float | None = None) -> dict:
+    def receive(self, sent: tuple, limit: float | None = None, limit_name: str | None = None) -> dict:
         side, stage, nonce, message = sent
-        process = self.child if side == CANDIDATE else self.judge
+        process = self.processes[side]
+        limit = limit or self.limits.call_time_s
         try:
-            reply = process.receive(self._timeout(limit or self.limits.call_time_s))
+            reply = process.receive(self._timeout(limit))
         except ProcessFault as fault:
-            self.ev.fault = Fault(side, stage, fault.kind, fault.detail)
+            detail = fault.detail
+            if fault.kind == "timeout":
+                named = limit_name or f"the limit of {self.limits.call_time_s:.0f} s on one request"
+                detail = (f"{named} ran out and it was killed" if self._timeout(limit) >= limit - 0.5
+                          else f"the verification's wall limit ({self.limits.wall_time_s:.0f} s) ran out and it was killed")
+            self.ev.fault = Fault(side, stage, fault.kind, detail)
             raise Stop from None
         if side == CANDIDATE and process.channel.pending():
             self.ev.protocol.append(f"extra bytes after the reply to {stage}")
@@ -210,14 +280,27 @@ class Session:
             detail = error["message"] + (f" (at {' / '.join(w.strip() for w in where)})" if where else "")
             self.ev.fault = Fault(side, stage, "harness", detail, error.get("cuda", False))
             raise Stop
+        if reply.get("violation"):
+            self.ev.protocol.append(reply["violation"])
+            raise Stop
         required = REQUIRED.get((side, stage), ())
-        if stage == "call" and reply.get("ok"):
-            required += REQUIRED_AFTER_CALL + (("output",) if message["who"] == CANDIDATE else ())
+        if side == CANDIDATE and stage == "call" and reply.get("ok"):
+            required += REQUIRED_AFTER_CALL
         missing = [key for key in required if key not in reply]
         if missing:
             self.ev.protocol.append(f"a reply to {stage} lacked {', '.join(missing)}")
             raise Stop
         return reply
+
+    def read_timing(self, side: str, stage: str) -> dict:
+        try:
+            return self.timing[side].read(timeout=10.0)
+        except ProcessFault as fault:
+            if side == CANDIDATE:
+                self.ev.protocol.append(fault.detail)
+            else:
+                self.ev.fault = Fault(side, stage, "harness", fault.detail)
+            raise Stop from None
 
     def _candidate_error(self, stage: str, reply: dict) -> None:
         error = reply["error"]
@@ -230,42 +313,133 @@ class Session:
         if checks.blocking_failure(self.ev):
             raise Stop
 
+    # -- limits ---------------------------------------------------------------------------------
+
+    def needs_jit(self) -> bool:
+        """Whether the candidate may compile at its first call (torch.compile, Triton, a lazy load_inline)."""
+        facts = self.ev.static.get("facts", {})
+        return any(name in facts for name in ("compilation", "triton", "custom_cuda"))
+
+    def call_limit(self) -> tuple[float, str]:
+        """A call after the build: a multiple of the reference's own eager time, within bounds."""
+        limits = self.limits
+        if self.eager_ms is None:
+            return limits.call_time_s, f"the call limit ({limits.call_time_s:.0f} s)"
+        scaled = limits.call_time_factor * self.eager_ms / 1e3
+        limit = min(limits.call_time_s, max(limits.call_time_min_s, scaled))
+        return limit, (f"the call limit ({limit:.0f} s: {limits.call_time_factor:g} times the reference's "
+                       f"{self.eager_ms:.3g} ms, at least {limits.call_time_min_s:.0f} s)")
+
+    def first_call_limit(self) -> tuple[float, str]:
+        if self.needs_jit():
+            return self.limits.build_time_s, (f"the build limit ({self.limits.build_time_s:.0f} s, for the first call of a "
+                                               "new instance, where torch.compile and Triton compile)")
+        limit = max(self.call_limit()[0], self.limits.first_call_time_s)
+        return limit, (f"the first call's limit ({limit:.0f} s; the source names nothing that compiles at its first call)")
+
     # -- steps ----------------------------------------------------------------------------------
 
+    def refuse_oversized(self) -> None:
+        """A problem whose inputs cannot fit is refused before any process starts."""
+        estimate = problem_shapes.input_bytes(self.problem_source)
+        if estimate is None:
+            return
+        nbytes, detail = estimate
+        room = memory_for("reference", self.limits)
+        # The reference process holds the inputs once as made and once in float64.
+        if 3 * nbytes > room:
+            self.ev.refused = (f"the problem's inputs take an estimated {nbytes / 2**30:.1f} GiB ({detail}); its reference "
+                               f"process, which holds them in float32 and in float64, may use {room / 2**30:.1f} GiB on this "
+                               "worker: make the problem's sizes smaller")
+            raise Stop
+
     def start(self, root: Path) -> None:
+        began = time.monotonic()
         build_root = Path(self.limits.build_cache_dir or _default_build_cache())
-        candidate_hash = sha256(self.candidate_source.encode()).hexdigest()[:20]
+        candidate_hash = sha256(self.candidate_source.encode()).hexdigest()[:24]
+        problem_hash = sha256(self.problem_source.encode()).hexdigest()[:24]
+        candidate_cache = build_root / "candidates" / candidate_hash
+        baseline_cache_dir = build_root / "baselines" / problem_hash
+        for folder in (candidate_cache, baseline_cache_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+            os.chmod(folder, 0o777)  # written by the sandbox's own user
+        sources = root / "sources"
+        sources.mkdir()
+        (sources / "problem.py").write_text(self.problem_source)
+        (sources / "candidate.py").write_text(self.candidate_source)
+        if self.proof_source:
+            (sources / "proof.py").write_text(self.proof_source)
+        for path in sources.iterdir():
+            os.chmod(path, 0o644)
+        os.chmod(sources, 0o755)
+        callsite_dir = callsite.build()
+        problem = [(str(sources / "problem.py"), f"{HOME}/src/problem.py")]
         # Inductor compiles in the calling thread: no worker process or thread of torch.compile's
-        # outlives a call (the harness's compiled baselines included), so none needs excusing.
-        extra = {"TORCH_EXTENSIONS_DIR": str(build_root / "torch_extensions" / candidate_hash),
-                 "TRITON_CACHE_DIR": str(build_root / "triton"), "TORCHINDUCTOR_COMPILE_THREADS": "1"}
+        # outlives a call (the compiled baselines included), so none needs excusing.
+        common_env = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
         if self.device == "cpu":
-            extra["TRITON_INTERPRET"] = "1"
-        self.exchange = root / "exchange"
-        self.exchange.mkdir()
-        homes = {CANDIDATE: root / "candidate", REFERENCE: root / "reference"}
-        for side, home in homes.items():
-            home.mkdir()
-            (home / "problem.py").write_text(self.problem_source)
-            if self.proof_source:
-                (home / "proof.py").write_text(self.proof_source)
-        (homes[CANDIDATE] / "candidate.py").write_text(self.candidate_source)
-        common = dict(memory_bytes=self.limits.memory_bytes, device=self.device, extra_env=extra)
-        self.judge = SandboxedProcess(role="reference_process", home=homes[REFERENCE], log_path=root / "reference.log", **common)
-        self.child = SandboxedProcess(role="candidate_process", home=homes[CANDIDATE], log_path=root / "candidate.log", **common)
-        self.homes = homes
+            common_env["TRITON_INTERPRET"] = "1"
+        cache = f"{HOME}/.cache"
+        build_env = {"TORCH_EXTENSIONS_DIR": f"{cache}/torch_extensions", "TRITON_CACHE_DIR": f"{cache}/triton",
+                     "TORCHINDUCTOR_CACHE_DIR": f"{cache}/inductor"}
+        views = {
+            REFERENCE: View(self.device, readable=list(problem)),
+            BASELINE: View(self.device, readable=list(problem), writable=[(str(baseline_cache_dir), cache)]),
+            CANDIDATE: View(self.device, readable=[(str(sources / "candidate.py"), f"{HOME}/src/candidate.py")],
+                            writable=[(str(candidate_cache), cache)]),
+        }
+        if self.proof_source:
+            views[PROOF_SIDE] = View(self.device, readable=problem + [(str(sources / "proof.py"), f"{HOME}/src/proof.py")])
+        self.views = views
+        # Every call's inputs come from the reference process, to the candidate's and the baseline's
+        # call sites alike; the candidate's call site sends back what its calls return.
+        timing_c, timing_b, capture, feed, ready_b, feed_b = _pipe(), _pipe(), _pipe(), _pipe(), _pipe(), _pipe()
+        proof_pipe = _pipe() if self.proof_source else (-1, -1)
+        allow = not self.limits.require_sandbox
+        common = dict(device_env=common_env, root=root, callsite_dir=callsite_dir, allow=allow)
+        self._spawn(REFERENCE, pass_fds=(capture[0], feed[1], proof_pipe[0], ready_b[0], feed_b[1]), **common)
+        self._spawn(BASELINE, pass_fds=(timing_b[1], ready_b[1], feed_b[0]), extra_env=build_env, **common)
+        self._spawn(CANDIDATE, pass_fds=(timing_c[1], capture[1], feed[0]), extra_env=build_env, **common)
+        if self.proof_source:
+            self._spawn(PROOF_SIDE, pass_fds=(proof_pipe[1],), **common)
+        for fd in (timing_c[1], timing_b[1], *capture, *feed, *ready_b, *feed_b, *proof_pipe):
+            if fd >= 0:
+                os.close(fd)
+        self.timing = {CANDIDATE: TimingPipe(timing_c[0]), BASELINE: TimingPipe(timing_b[0])}
+        self.ev.cost["sandbox_start_s"] = round(time.monotonic() - began, 3)
+
+    def _spawn(self, side: str, *, pass_fds: tuple, device_env: dict, root: Path, callsite_dir: Path, allow: bool,
+               extra_env: dict | None = None) -> None:
+        module = {REFERENCE: "reference_process", BASELINE: "baseline_process", CANDIDATE: "candidate_process",
+                  PROOF_SIDE: "proof_process"}[side]
+        self.processes[side] = SandboxedProcess(
+            role=module, view=self.views[side], log_path=root / f"{side}.log", memory_bytes=memory_for(side, self.limits),
+            callsite_dir=callsite_dir, extra_env={**device_env, **(extra_env or {})}, pass_fds=tuple(pass_fds),
+            allow_unconfined=allow, processes=self.limits.processes, open_files=self.limits.open_files,
+            file_size_bytes=self.limits.file_size_bytes)
+
+    def path(self, side: str, name: str) -> str:
+        """Where a source file appears to one process."""
+        return self.views[side].path(self.root / "sources" / name)
 
     def start_up(self) -> None:
-        """What needs no device lock: torch's import and CUDA's context in both processes."""
-        self.ev.env = self.ask(CANDIDATE, "describe", {"device": self.device}, self.limits.start_time_s)["env"]
-        self.ask(REFERENCE, "prepare", {"device": self.device, "problem_path": str(self.homes[REFERENCE] / "problem.py"),
-                                        "proof_path": str(self.homes[REFERENCE] / "proof.py") if self.proof_source else None},
-                 self.limits.start_time_s)
+        """What needs no device lock: torch's import and CUDA's context in every process."""
+        described = self.send(BASELINE, "describe", {"device": self.device, "flush_bytes": self.plan.flush_bytes})
+        candidate = self.send(CANDIDATE, "describe", {"device": self.device})
+        reference = self.send(REFERENCE, "prepare", {"device": self.device, "problem_path": self.path(REFERENCE, "problem.py")})
+        proof = self.send(PROOF_SIDE, "prepare", {"device": self.device, "problem_path": self.path(PROOF_SIDE, "problem.py"),
+                                                  "proof_path": self.path(PROOF_SIDE, "proof.py")}) if self.proof_source else None
+        start = self.limits.start_time_s
+        self.described = self.receive(described, start)
+        self.ev.env = self.described["env"]
+        self.receive(candidate, start)
+        self.receive(reference, start)
+        if proof:
+            self.receive(proof, start)
 
     def inspect_and_prepare(self, inspect: bool = True) -> None:
-        """The reference process inspects the problem while the candidate process loads it and builds
-        the baselines: two processes, one step. Measuring the device's ceilings is a measurement, so
-        then nothing runs beside it: not the other process, not another verification."""
+        """The reference process inspects the problem while the baseline process builds the
+        baselines; measuring the device's ceilings is a measurement, so then nothing runs beside it."""
         key = baseline_cache.environment_key(self.ev.env, self.plan.flush_bytes)
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
         self.ev.cached_baselines = {b: cached[b] for b in self.ev.baselines if b != "eager" and b in cached}
@@ -273,45 +447,59 @@ class Session:
         to_build = [b for b in self.ev.baselines if b not in self.ev.cached_baselines]
         if "eager" not in to_build:
             to_build.insert(0, "eager")
-        measure_rates = self.ev.rates is None and self.plan.speed_of_light and bool(self.ev.baselines)
+        if self.ev.rates is None and self.plan.speed_of_light and self.ev.baselines and inspect:
+            with self.lock.exclusive():
+                self.ev.rates = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
+            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
         inspecting = self.send(REFERENCE, "inspect", {
             "trial_seed": self.seed(), "seeds": [self.seed(), self.seed()],
             "count_flops": self.plan.speed_of_light and bool(self.ev.baselines)}) if inspect else None
-        if measure_rates and inspect:
-            self._inspected(inspecting)
-        preparing = self.send(CANDIDATE, "prepare", {
-            "device": self.device, "problem_path": str(self.homes[CANDIDATE] / "problem.py"),
-            "proof_path": str(self.homes[CANDIDATE] / "proof.py") if self.proof_source else None,
-            "baselines": to_build, "setup_seed": self.seed(), "flush_bytes": self.plan.flush_bytes,
-            "gpu_memory_fraction": self.limits.gpu_memory_fraction,
-            "measure_rates": measure_rates,
-            "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
-        })
-        with self.lock.exclusive() if measure_rates else contextlib.nullcontext():
-            self.ev.prepared = self.receive(preparing, self.limits.start_time_s)
-        if inspect and not measure_rates:
-            self._inspected(inspecting)
-        if self.ev.rates is None:
-            self.ev.rates = self.ev.prepared.get("rates")
-            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
+        preparing = self.send(BASELINE, "prepare", {
+            "problem_path": self.path(BASELINE, "problem.py"), "baselines": to_build, "setup_seed": self.seed(),
+            "gpu_memory_fraction": self.limits.baseline_gpu_memory_fraction})
+        if inspecting:
+            self.ev.problem = self.receive(inspecting, self.limits.start_time_s)
+        self.ev.prepared = self.receive(preparing, self.limits.start_time_s)
+        self.ev.prepared["timer_method"] = self.described.get("timer_method")
+        eager = self.ev.prepared["baselines"].get("eager", "ready")
+        if self.ev.baselines and eager != "ready":
+            # Every other figure is relative to eager, and the trials time it beside the candidate.
+            self.ev.fault = Fault(BASELINE, "prepare", "harness", f"the eager baseline {eager}")
+            raise Stop
+        warm = self.ev.prepared.get("warm_calls") or 0
+        if warm:
+            # The reference's own time, from the call site's records: what a candidate call's limit scales with.
+            try:
+                records = self.timing[BASELINE].read_many(warm, timeout=10.0)
+            except ProcessFault as fault:
+                self.ev.fault = Fault(BASELINE, "prepare", "harness", fault.detail)
+                raise Stop from None
+            self.eager_ms = sorted(r["ms"] for r in records)[len(records) // 2]
         self.env_key = key
-
-    def _inspected(self, inspecting: tuple) -> None:
-        self.ev.problem = self.receive(inspecting, self.limits.start_time_s)
         self._stop_if_failed()
+        problem = self.ev.problem or {}
+        output_bytes = problem.get("output_bytes") or 0
+        self.max_output_bytes = 4 * output_bytes + (64 << 20)
+        self.poison_outputs = not problem.get("reference_keeps_output")
+        self.ask(CANDIDATE, "prepare", {
+            "spec": problem.get("spec", []), "flush_bytes": self.described["flush_bytes"],
+            "gpu_memory_fraction": self.limits.gpu_memory_fraction, "max_output_bytes": self.max_output_bytes,
+            "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
+        }, self.limits.start_time_s)
 
     def load(self) -> None:
-        reply = self.ask(CANDIDATE, "load", {"candidate_path": str(self.homes[CANDIDATE] / "candidate.py")},
-                         self.limits.build_time_s)
+        reply = self.ask(CANDIDATE, "load", {"candidate_path": self.path(CANDIDATE, "candidate.py")},
+                         self.limits.build_time_s, f"the build limit ({self.limits.build_time_s:.0f} s, for loading the candidate)")
+        self.ev.loaded = reply  # its facts count even when loading failed (an audit hook refused, say)
         if not reply["ok"]:
             self._candidate_error("load", reply)
-        self.ev.loaded = reply
         self._stop_if_failed()
 
     def instantiate(self, seed: int, variant: dict | None = None, *, first: bool = False) -> None:
-        self.ask(REFERENCE, "instantiate", {"seed": seed, "variant": variant})
-        reply = self.ask(CANDIDATE, "instantiate", {"seed": seed, "variant": variant},
-                         self.limits.build_time_s if first else None)
+        init = self.ask(REFERENCE, "instantiate", {"seed": seed, "variant": variant})["init"]
+        limit = (self.limits.build_time_s, f"the build limit ({self.limits.build_time_s:.0f} s, for building ModelNew)") \
+            if first else self.call_limit()
+        reply = self.ask(CANDIDATE, "instantiate", {"seed": seed, "init": init}, *limit)
         self.ev.instantiations.append(reply)
         if not reply["ok"]:
             self._candidate_error("instantiate", reply)
@@ -321,49 +509,67 @@ class Session:
     def call(self, who: str, phase: str, *, compare: bool = False, variant: dict | None = None,
              profile: bool = False) -> Call:
         seed = self.seed()
-        message = {"who": who, "seed": seed, "variant": variant, "proof": phase == PROOF, "profile": profile}
-        limit = None
-        if who == CANDIDATE and self.building:
-            limit, self.building = self.limits.build_time_s, False
+        if who != CANDIDATE:
+            return self._baseline_call(who, phase, seed, variant, profile)
+        fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "proof": phase == PROOF,
+                                           "max_output_bytes": self.max_output_bytes})
+        message = {"seed": seed, "inputs": fed["inputs"], "profile": profile, "poison": self.poison_outputs}
+        if profile:
+            limit = (self.limits.call_time_s, f"the limit on a profiled call ({self.limits.call_time_s:.0f} s)")
+        elif self.building:
+            limit, self.building = self.first_call_limit(), False
+        else:
+            limit = self.call_limit()
         began = time.monotonic()
-        reply = self.ask(CANDIDATE, "call", message, limit)
-        call = Call(who, phase, seed, reply, (time.monotonic() - began) * 1e3)
+        reply = self.ask(CANDIDATE, "call", message, *limit)
+        wall = (time.monotonic() - began) * 1e3
+        call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, "call"))
         self.ev.calls.append(call)
         if not reply["ok"]:
+            self.ask(REFERENCE, "forget", {"seed": seed})
             self._candidate_error("call", reply)
-        if who == CANDIDATE and not compare and (self.ev.problem or {}).get("carries_state"):
-            # The reference's model goes through every call the candidate's did (reference_process).
-            self.ask(REFERENCE, "advance", {"seed": seed, "variant": variant, "proof": phase == PROOF})
-        if who == CANDIDATE:
-            # Every check reads all the evidence so far: in the timing loop they run after each
-            # compared call and every CHECK_EVERY calls (and once after the loop), not after each.
-            self.unchecked += 1
-            if compare or phase not in (WARMUP, TIMED) or self.unchecked >= CHECK_EVERY:
-                self._stop_if_failed()
-            if compare:
-                self.compare(call, variant)
+        if not compare:
+            self.ask(REFERENCE, "forget", {"seed": seed, "advance": bool((self.ev.problem or {}).get("carries_state"))})
+        # Every check reads all the evidence so far: in the timing loop they run after each
+        # compared call and every CHECK_EVERY calls (and once after the loop), not after each.
+        self.unchecked += 1
+        if compare or phase not in (WARMUP, TIMED) or self.unchecked >= CHECK_EVERY:
+            self._stop_if_failed()
+        if compare:
+            self.compare(call)
         return call
 
-    def compare(self, call: Call, variant: dict | None) -> None:
-        call.reference = self.ask(REFERENCE, "reference", {"seed": call.seed, "variant": variant, "proof": call.phase == PROOF})
-        prefix = self.exchange / f"{self.seed():x}"
-        files = self.ask(CANDIDATE, "dump", {"path_prefix": str(prefix)})["files"]
-        try:
-            call.comparison = self.ask(REFERENCE, "compare", {"seed": call.seed, "files": files})["comparison"]
-        finally:
-            for entry in files:
-                if entry.get("path"):
-                    Path(entry["path"]).unlink(missing_ok=True)
-        spec = call.reference.get("spec") or [{}]
+    def _baseline_call(self, who: str, phase: str, seed: int, variant: dict | None, profile: bool) -> Call:
+        fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "for_baseline": True})
+        candidate = self.processes[CANDIDATE]
+        idle_before = candidate.cpu_ns()
+        began = time.monotonic()
+        reply = self.ask(BASELINE, "call", {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile})
+        wall = (time.monotonic() - began) * 1e3
+        if phase in (WARMUP, TIMED):
+            # The candidate's process has nothing to do while a baseline is timed: what it runs then
+            # competes with the baseline for the host.
+            self.ev.idle["cpu_ms"] += (candidate.cpu_ns() - idle_before) / 1e6
+            self.ev.idle["wall_ms"] += wall
+        call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, "call"))
+        self.ev.calls.append(call)
+        return call
+
+    def compare(self, call: Call) -> None:
+        reply = self.ask(REFERENCE, "compare", {"seed": call.seed})
+        call.reference = {k: v for k, v in reply.items() if k not in ("comparison", "nonce", "ok")}
+        comparison = reply["comparison"]
+        spec = reply.get("spec") or [{}]
         dtype = next((leaf.get("dtype") for leaf in spec if leaf.get("dtype")), "float32")
-        float32 = call.comparison.pop("against_float32", None)
+        float32 = comparison.pop("against_float32", None)
         if float32 is not None:
             # The problem's own float32 output is beyond any tolerance from float64: the candidate
             # is held to that float32 output at the base tolerance instead (flag float32_reference_inexact).
-            call.comparison = {**float32, "against": "float32", "float64_max_rel_error": call.comparison.get("max_rel_error")}
+            call.comparison = {**float32, "against": "float32", "float64_max_rel_error": comparison.get("max_rel_error")}
             call.tolerance = scoring.tolerance_for(dtype, None)
         else:
-            call.tolerance = scoring.tolerance_for(dtype, call.reference.get("float32_error", {}).get("max_rel_error"))
+            call.comparison = comparison
+            call.tolerance = scoring.tolerance_for(dtype, (reply.get("float32_error") or {}).get("max_rel_error"))
         if call.phase != VARIANT:
             self._stop_if_failed()
 
@@ -379,8 +585,13 @@ class Session:
                     self.call(side, TRIAL, compare=side == CANDIDATE)
 
     def proof(self) -> None:
-        if self.proof_source:
-            self.call(CANDIDATE, PROOF, compare=True)
+        if not self.proof_source:
+            return
+        generating = self.send(PROOF_SIDE, "inputs", {"seed": self.seed()})
+        taking = self.send(REFERENCE, "take_proof", {"max_bytes": self.limits.proof_input_bytes})
+        self.receive(generating)
+        self.receive(taking)
+        self.call(CANDIDATE, PROOF, compare=True)
 
     def timed_sides(self) -> list[str]:
         ready = (self.ev.prepared or {}).get("baselines", {})
@@ -392,6 +603,8 @@ class Session:
         closing rounds are timed like the others and count as samples."""
         if not self.ev.baselines:
             return
+        from evaluation.harness import measurement
+
         sides = self.timed_sides()
         samples = {side: [] for side in sides}
         plan = self.plan
@@ -435,8 +648,7 @@ class Session:
             probe = self.seed()
             try:
                 self.ask(REFERENCE, "instantiate", {"seed": probe, "variant": variant})
-                self.ask(REFERENCE, "reference", {"seed": probe, "variant": variant})
-                self.ask(REFERENCE, "forget", {"seed": probe})
+                self.ask(REFERENCE, "try_variant", {"seed": probe, "variant": variant})
             except Stop:
                 if self.ev.fault and self.ev.fault.kind != "harness":
                     raise
@@ -453,21 +665,23 @@ class Session:
             call = self.call(CANDIDATE, VARIANT, compare=True, variant=variant)
         except Stop:
             fault, self.ev.fault = self.ev.fault, None
-            if fault is not None and fault.kind in ("timeout", "crashed", "memory"):
+            if fault is not None and fault.kind in ("timeout", "crashed", "memory", "protocol"):
                 self.ev.fault = fault  # the process is gone; the verdict must say why
             self.ev.variant.update(status="failed", detail=f"at {variant} the candidate "
                                    f"{'failed: ' + fault.detail if fault else 'broke a rule'}")
             raise
         mismatch = call.comparison.get("max_rel_error")
-        if call.comparison.get("shape_mismatch") or mismatch is None or mismatch > call.tolerance or call.comparison.get("nonfinite"):
+        if call.comparison.get("shape_mismatch") or call.comparison.get("structure_mismatch") or mismatch is None \
+                or mismatch > call.tolerance or call.comparison.get("nonfinite"):
             self.ev.variant.update(status="failed", detail=f"at {variant} the output is wrong "
-                                   f"(relative error {mismatch if mismatch is not None else 'n/a'})")
+                                   f"(relative error {mismatch if mismatch is not None and math.isfinite(mismatch) else 'n/a'})")
         else:
             self.ev.variant["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"
 
     def finish(self) -> None:
         self.ev.finished = self.ask(CANDIDATE, "finish", {})
         self.ask(REFERENCE, "finish", {})
+        self.ask(BASELINE, "finish", {})
 
     # -- the run --------------------------------------------------------------------------------
 
@@ -475,16 +689,20 @@ class Session:
         self.ev.static = static_analysis.analyze(self.candidate_source)
         self.progress("building")
         if not self.ev.static.get("parse_error") and self.ev.static.get("names_model_new"):
-            root = Path(tempfile.mkdtemp(prefix="kernel-arena-run-"))
+            self.root = Path(tempfile.mkdtemp(prefix="kernel-court-run-"))
+            os.chmod(self.root, 0o755)
             began = time.monotonic()
             try:
-                self.start(root)
+                self.refuse_oversized()
+                self.start(self.root)
                 (steps or self._steps)()
             except Stop:
                 pass
+            except NotConfined as exc:
+                self.ev.unconfined = str(exc)
             finally:
                 self._close()
-                shutil.rmtree(root, ignore_errors=True)
+                shutil.rmtree(self.root, ignore_errors=True)
                 self.ev.cost["total_s"] = round(time.monotonic() - began, 3)
         verdict = scoring.verdict(self.ev, plan=self.plan, limits=self.limits)
         self._store_baselines(verdict)
@@ -522,7 +740,7 @@ class Session:
             try:
                 self.shapes()
             except Stop:
-                if self.ev.fault:
+                if self.ev.fault or self.ev.protocol:
                     raise
         self.finish()
 
@@ -536,25 +754,35 @@ class Session:
         self.finish()
 
     def _close(self) -> None:
-        # Killed, not left to exit: once `finish` is answered nothing more is wanted from either (what
-        # the candidate printed is in the log already: line-buffered), and a process tearing down
-        # CUDA takes a second. The candidate's exit handlers never run.
-        for process in (self.child, self.judge):
-            if process is not None:
-                process.close(0.0)
-        if self.child is not None:
-            self.ev.log_excerpt = self.child.log_tail()
+        # Killed, not left to exit: once `finish` is answered nothing more is wanted from any (what
+        # they printed is in their logs already: line-buffered), and a process tearing down CUDA
+        # takes a second. The candidate's exit handlers never run.
+        for process in self.processes.values():
+            process.close(0.0)
+        for pipe in self.timing.values():
+            pipe.close()
+        left = {side: process.alive_members() for side, process in self.processes.items()}
+        self.ev.left_running = {side: pids for side, pids in left.items() if pids}
+        child = self.processes.get(CANDIDATE)
+        if child is not None:
+            self.ev.log_excerpt = child.log_tail()
             self.ev.sandbox = {
-                **self.child.report(),
-                "reference_process": "the problem alone, in a second sandboxed process that never loads candidate code",
+                **child.report(),
+                "reference_process": "the problem alone, in a second sandbox that never loads candidate code",
+                "baseline_process": "the problem's reference timed in a third sandbox that never loads candidate code",
+                "proof_process": "a hack report's proof inputs, in a sandbox of their own, reaching the others as data"
+                if self.proof_source else None,
                 "wall_time_limit_s": self.limits.wall_time_s,
                 "build_time_limit_s": self.limits.build_time_s,
-                "call_time_limit_s": self.limits.call_time_s,
+                "call_time_limit_s": self.call_limit()[0],
                 "gpu_memory_fraction": self.limits.gpu_memory_fraction if self.device == "cuda" else None,
-                "peak_resident_bytes": self.child.peak_resident_bytes,
+                "peak_resident_bytes": child.peak_resident_bytes,
+                "host_memory_bytes": host_memory_bytes(),
+                "processes_left_running": sum(len(p) for p in self.ev.left_running.values()),
             }
-        if self.ev.fault and self.ev.fault.side == REFERENCE and self.judge is not None:
-            self.ev.log_excerpt = (self.ev.log_excerpt + "\n[reference process]\n" + self.judge.log_tail())[-6000:]
+        if self.ev.fault and self.ev.fault.side in self.processes and self.ev.fault.side != CANDIDATE:
+            tail = self.processes[self.ev.fault.side].log_tail()
+            self.ev.log_excerpt = (self.ev.log_excerpt + f"\n[{self.ev.fault.side} process]\n" + tail)[-6000:]
 
     def _store_baselines(self, verdict: Verdict) -> None:
         if verdict.get("status") in ("error", "timeout", "crashed") and not verdict.get("timing"):
@@ -569,46 +797,48 @@ def verify(problem_source: str, candidate_source: str, *, device: str = "cpu", b
            on_progress=None, baseline_cache_dir=None, proof_inputs_source: str | None = None, plan=None) -> Verdict:
     """Verify one candidate against one problem; see the module docstring for the steps."""
     names = validate(device, baselines)
-    session = Session(problem_source, candidate_source, device=device, baselines=names, limits=coerce(Limits, limits),
-                      plan=coerce(Plan, plan), on_progress=on_progress, baseline_cache_dir=baseline_cache_dir,
-                      proof_inputs_source=proof_inputs_source)
-    return session.run()
+    verification = Verification(problem_source, candidate_source, device=device, baselines=names, limits=coerce(Limits, limits),
+                                plan=coerce(Plan, plan), on_progress=on_progress, baseline_cache_dir=baseline_cache_dir,
+                                proof_inputs_source=proof_inputs_source)
+    return verification.run()
 
 
 def build(problem_source: str, candidate_source: str, *, device: str = "cpu", limits=None) -> Verdict:
     """Load and instantiate the candidate only (no reference, no timing), filling the build cache,
     so a batch can compile candidates in parallel before verifying them one at a time."""
     validate(device, ())
-    session = Session(problem_source, candidate_source, device=device, baselines=(), limits=coerce(Limits, limits),
-                      plan=Plan(speed_of_light=False), on_progress=None, baseline_cache_dir=None, proof_inputs_source=None)
-    return session.run(session.build_steps)
+    verification = Verification(problem_source, candidate_source, device=device, baselines=(), limits=coerce(Limits, limits),
+                                plan=Plan(speed_of_light=False), on_progress=None, baseline_cache_dir=None,
+                                proof_inputs_source=None)
+    return verification.run(verification.build_steps)
 
 
 def inspect_problem(problem_source: str, *, device: str = "cpu", limits=None) -> dict:
     """Run the problem alone, sandboxed, and report what the platform shows on the problem itself."""
     validate(device, ())
     limits = coerce(Limits, limits)
-    root = Path(tempfile.mkdtemp(prefix="kernel-arena-inspect-"))
+    root = Path(tempfile.mkdtemp(prefix="kernel-court-inspect-"))
+    os.chmod(root, 0o755)
     judge = None
     try:
-        home = root / "reference"
-        home.mkdir()
-        (home / "problem.py").write_text(problem_source)
-        judge = SandboxedProcess(role="reference_process", home=home, log_path=root / "reference.log",
-                                 memory_bytes=limits.memory_bytes, device=device,
-                                 extra_env={"TRITON_INTERPRET": "1"} if device == "cpu" else {})
-        rng = random.Random(secrets.randbits(128))
+        (root / "problem.py").write_text(problem_source)
+        os.chmod(root / "problem.py", 0o644)
+        view = View(device, readable=[(str(root / "problem.py"), f"{HOME}/src/problem.py")])
+        judge = SandboxedProcess(role="reference_process", view=view, log_path=root / "reference.log",
+                                 memory_bytes=memory_for(REFERENCE, limits), callsite_dir=callsite.build(),
+                                 extra_env={"TRITON_INTERPRET": "1"} if device == "cpu" else {},
+                                 allow_unconfined=not limits.require_sandbox)
         try:
-            judge.request({"op": "prepare", "device": device, "problem_path": str(home / "problem.py")}, limits.start_time_s)
-            report = judge.request({"op": "inspect", "count_flops": True, "trial_seed": rng.randrange(2**62),
-                                    "seeds": [rng.randrange(2**62), rng.randrange(2**62)]}, limits.start_time_s)
+            judge.request({"op": "prepare", "device": device, "problem_path": view.path(root / "problem.py")}, limits.start_time_s)
+            report = judge.request({"op": "inspect", "count_flops": True, "trial_seed": secrets.randbelow(2**62),
+                                    "seeds": [secrets.randbelow(2**62), secrets.randbelow(2**62)]}, limits.start_time_s)
         except ProcessFault as fault:
             report = {"ok": False, "harness_error": {"message": fault.detail}}
         if report.get("harness_error"):
             return {"ok": False, "degenerate": False, "reason": f"the problem failed: {report['harness_error']['message']}",
                     "log_excerpt": judge.log_tail()}
         report["size_constants"] = [vars(c) for c in problem_shapes.size_constants(problem_source)]
-        return scoring.clean(report)
+        return scoring.clean({k: v for k, v in report.items() if k != "nonce"})
     finally:
         if judge is not None:
             judge.close(0.0)

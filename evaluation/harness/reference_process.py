@@ -1,26 +1,36 @@
-"""The reference process: the problem alone, computing the truth the candidate is judged by.
+"""The reference process: the problem alone, the inputs of every call, and the truth candidates are
+judged by.
 
-It never loads candidate code. For each seed the parent sends, it generates the same inputs the
-candidate process generated, runs the reference in float64 (falling back to float64 on the CPU,
-then to float32, where an operator lacks float64 on the device), and keeps the result in its own
-memory, which no other process can read (see sandbox.confine_self). It compares a candidate's
-output only when the parent hands it the file the candidate process wrote.
+It never loads candidate code. For each candidate call the parent asks it to `feed` a seed: it
+generates the call's inputs (or takes a hack report's proof inputs, which arrive as data from the
+proof process), keeps them, and hands their bytes to its courier. The courier is a thread that
+serves the candidate's call site over two pipes: when the call site says it is ready (inside its
+window), the courier writes the inputs; when the call returns, the call site writes what it
+returned, and the courier keeps those bytes. Whether they are compared is decided afterwards by the
+parent: `compare` runs the reference in float64 on the kept inputs (falling back to float64 on the
+CPU, then float32, where an operator lacks float64 on the device) and compares; `forget` drops them.
+Every frame from the candidate's side is a claim: one out of order, malformed or too large is a
+protocol fault the parent rejects the candidate for.
 
 `inspect` answers what the platform wants to know of a problem: whether its output is degenerate
 (constant, or independent of its inputs up to rounding), whether its forward carries state from
 one call to the next, how large its outputs are, how many FLOPs and bytes a call must at least cost.
 
 A forward that carries state (an RNN cell keeping `self.hidden`) gives each call's output from
-every call before it. The candidate's model sees every call, compared or not; so the parent has
-this process `advance` its model on the inputs of each call it does not compare, and the reference
-of a compared call comes from the same history of inputs the candidate's model went through.
+every call before it; the candidate's model sees every call, compared or not, so `forget` runs this
+process's model on the call's inputs too, and the reference of a compared call comes from the same
+history of inputs the candidate's model went through.
 """
 
+import json
 import math
+import os
+import struct
+import threading
 
 import torch
 
-from evaluation.harness import comparison, inputs, loading, output_facts, tolerance
+from evaluation.harness import comparison, frames, inputs, loading, output_facts, tolerance, values
 from evaluation.harness.channel import Channel
 from evaluation.harness.service import serve
 
@@ -29,10 +39,11 @@ _no_grad = torch.no_grad
 # from state the first call left behind, not from rounding: nondeterministic kernels (atomics) move
 # float32 outputs by ~1e-7.
 STATE_CHANGE = 1e-4
+PROOF_SPEC_BYTES = 2**20
 
 
 def _leaves(value) -> list:
-    _, leaves = output_facts.flatten(value)
+    _, leaves = frames.structure_of(value)
     return leaves
 
 
@@ -44,27 +55,107 @@ def _spec(leaves: list) -> list[dict]:
     ]
 
 
-def _bytes_of(values) -> int:
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+def _bytes_of(values_) -> int:
+    return sum(v.numel() * v.element_size() for v in values_ if isinstance(v, torch.Tensor))
+
+
+class CaptureProtocolError(Exception):
+    pass
+
+
+class Courier(threading.Thread):
+    """Serves one process's call site: inputs out when it is ready, outputs kept when it returns
+    (the candidate's); the baseline process's call site gets its inputs the same way and returns none."""
+
+    def __init__(self, capture_fd: int, input_fd: int, *, outputs: bool = True):
+        super().__init__(daemon=True, name="courier")
+        self.capture_fd, self.input_fd = capture_fd, input_fd
+        self.expects_outputs = outputs
+        self.lock = threading.Condition()
+        self.pending = None  # (key, payload) fed and not yet asked for
+        self.awaiting = None  # (key, sequence): inputs sent, outputs not yet back
+        self.outputs: dict = {}
+        self.violation: str | None = None
+        self.max_frame = 1 << 20
+
+    def feed(self, key, payload: bytes, max_output_bytes: int) -> None:
+        with self.lock:
+            self.pending = (key, payload)
+            self.max_frame = max_output_bytes + (1 << 20)
+
+    def take(self, key, timeout: float = 60.0) -> bytes:
+        with self.lock:
+            if not self.lock.wait_for(lambda: key in self.outputs or self.violation, timeout):
+                raise CaptureProtocolError("the call site sent no outputs for the call")
+            if self.violation:
+                raise CaptureProtocolError(self.violation)
+            return self.outputs.pop(key)
+
+    def drop(self, key) -> None:
+        with self.lock:
+            self.outputs.pop(key, None)
+
+    def _fail(self, what: str) -> None:
+        with self.lock:
+            self.violation = self.violation or what
+            self.lock.notify_all()
+        for fd in (self.input_fd, self.capture_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def run(self) -> None:
+        try:
+            while True:
+                kind, sequence, payload = frames.read_frame(self.capture_fd, self.max_frame)
+                with self.lock:
+                    if kind == frames.READY and self.pending is not None and self.awaiting is None:
+                        key, data = self.pending
+                        self.pending = None
+                        self.awaiting = (key, sequence) if self.expects_outputs else None
+                    elif kind == frames.OUTPUTS and self.awaiting is not None and self.awaiting[1] == sequence:
+                        self.outputs[self.awaiting[0]] = payload
+                        self.awaiting = None
+                        self.lock.notify_all()
+                        continue
+                    else:
+                        raise CaptureProtocolError(f"a {frames.KIND_NAMES[kind]} frame the call site had no reason to send")
+                frames.write_frame(self.input_fd, frames.INPUTS, sequence, data)
+        except frames.FrameError as exc:
+            self._fail(f"the capture pipe carried {exc}")
+        except CaptureProtocolError as exc:
+            self._fail(f"the capture pipe carried {exc}")
+        except OSError as exc:
+            self._fail(f"the capture pipe failed: {exc}")
 
 
 class ReferenceProcess:
-    def __init__(self):
-        self.kept: dict[int, list] = {}
-        self.runner = None
+    def __init__(self, capture_fd: int, input_fd: int, proof_fd: int, baseline_ready_fd: int, baseline_input_fd: int):
+        self.kept: dict[int, dict] = {}
+        self.courier = Courier(capture_fd, input_fd) if capture_fd >= 0 else None
+        self.baseline_courier = Courier(baseline_ready_fd, baseline_input_fd, outputs=False) if baseline_ready_fd >= 0 else None
+        self.proof_fd = proof_fd
+        self.proof_inputs = None
 
     def prepare(self, request: dict) -> dict:
         self.device = request["device"]
         if self.device == "cuda":
             torch.cuda.init()
-        self.problem, self.proof = loading.load_problem(request["problem_path"], request.get("proof_path"))
+        self.problem, _ = loading.load_problem(request["problem_path"], None)
+        for courier in (self.courier, self.baseline_courier):
+            if courier is not None:
+                courier.start()
         return {"ok": True}
 
     def instantiate(self, request: dict) -> dict:
+        loading.seed_everything(request["seed"])
         args = loading.init_inputs(self.problem, request.get("variant"))
+        # The candidate's process never runs the problem: it builds ModelNew from these, as data.
+        encoded = values.encode(tuple(args))
         self.model32 = loading.build_model(self.problem.Model, args, request["seed"], self.device)
         self.runners = self._runners()
-        return {"ok": True}
+        return {"ok": True, "init": encoded}
 
     def _runners(self) -> list:
         """Float64 on the device, float64 on the CPU, float32 on the device: the first that runs wins."""
@@ -94,79 +185,138 @@ class ReferenceProcess:
                         torch.set_default_dtype(previous)
                 else:
                     out = self._run(self.model32, args, seed)
-                leaves = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in _leaves(out)]
+                structure, leaves = frames.structure_of(out)
+                leaves = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in leaves]
                 self.runners = [(where, precision)]
-                return leaves, f"{precision} on {where}"
+                return structure, leaves, f"{precision} on {where}"
             except Exception as exc:
                 last_error = exc
         raise last_error
 
-    def _inputs(self, request: dict) -> list:
-        source = self.proof if request.get("proof") else self.problem
-        return inputs.generate(source, request["seed"], self.device, request.get("variant"), self.problem)
+    def _generate(self, seed: int, variant: dict | None) -> list:
+        return inputs.generate(self.problem, seed, self.device, variant)
 
-    def reference(self, request: dict) -> dict:
-        args = self._inputs(request)
-        fingerprints = inputs.fingerprints(args)
-        reference, precision = self._reference(args, request["seed"])
-        fp32 = _leaves(self._run(self.model32, args, request["seed"]))
-        calibration = comparison.compare(fp32, reference)
-        # Where the problem's own float32 output is further from float64 than any tolerance allows
-        # (outputs that underflow float32, long recurrences), no float32 candidate can match float64:
-        # the float32 output is kept too, and candidates are held to it (`float32_reference_inexact`).
-        error = calibration.get("max_rel_error")
-        inexact = error is not None and not math.isnan(error) and error > tolerance.CEILING
-        self.kept[request["seed"]] = (reference, fp32 if inexact and not calibration.get("reference_nan") else None)
-        return {"ok": True, "inputs": fingerprints, "spec": _spec(fp32), "precision": precision,
-                "float32_error": {k: calibration[k] for k in ("max_abs_error", "max_rel_error", "rel_l2_error", "nonfinite")},
-                "output_scale": calibration["output_scale"], "reference_nan": calibration["reference_nan"]}
+    # -- the proof's inputs, as data --------------------------------------------------------------
+
+    def take_proof(self, request: dict) -> dict:
+        """Read the proof process's inputs from its pipe: a spec (JSON) and raw tensor bytes."""
+        kind, _, payload = frames.read_frame(self.proof_fd, request["max_bytes"])
+        if kind != frames.INPUTS or len(payload) < 4:
+            raise ValueError("the proof process sent no inputs frame")
+        (length,) = struct.unpack_from("<I", payload)
+        if length > PROOF_SPEC_BYTES:
+            raise ValueError("the proof's input description is too large")
+        spec = json.loads(payload[4:4 + length])
+        raw = memoryview(payload)[4 + length:]
+        self.proof_inputs = _decode_inputs(spec, raw, self.device)
+        return {"ok": True, "inputs": inputs.describe(self.proof_inputs)}
+
+    # -- one candidate call -------------------------------------------------------------------------
+
+    def feed(self, request: dict) -> dict:
+        """The call's inputs: kept here (a candidate's call), their bytes handed to the courier of the
+        process that makes the call, their description to the parent."""
+        seed = request["seed"]
+        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in self.proof_inputs] if request.get("proof") \
+            else self._generate(seed, request.get("variant"))
+        spec = []
+        for value in args:
+            if isinstance(value, torch.Tensor):
+                spec.append({"tensor": {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}})
+            else:
+                spec.append({"value": values.encode(value)})
+        payload = frames.tensor_bytes([a for a in args if isinstance(a, torch.Tensor)])
+        if request.get("for_baseline"):
+            self.baseline_courier.feed(seed, payload, 0)
+        else:
+            self.kept[seed] = {"inputs": args}
+            self.courier.feed(seed, payload, request["max_output_bytes"])
+        return {"ok": True, "inputs": spec}
 
     def compare(self, request: dict) -> dict:
-        reference, fp32 = self.kept.pop(request["seed"])
-        leaves = [output_facts.read_dump(entry, self.device) if entry["kind"] == "tensor" else None
-                  for entry in request["files"]]
-        result = comparison.compare(leaves, reference)
-        if fp32 is not None:
-            result["against_float32"] = comparison.compare(leaves, fp32)
-        return {"ok": True, "comparison": result}
-
-    def advance(self, request: dict) -> dict:
-        """Run the float32 model on the call's inputs and keep nothing but its state: the float64
-        reference of a later call is a copy of this model, state included. Synchronised, so no
-        reference work runs on the device while the candidate's next call is timed."""
-        self._run(self.model32, self._inputs(request), request["seed"])
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-        return {"ok": True}
+        seed = request["seed"]
+        kept = self.kept.pop(seed)
+        try:
+            captured = self.courier.take(seed)
+        except CaptureProtocolError as exc:
+            return {"ok": False, "violation": str(exc)}
+        args = kept["inputs"]
+        structure, reference, precision = self._reference(args, seed)
+        _, fp32 = frames.structure_of(self._run(self.model32, args, seed))
+        calibration = comparison.compare_leaves(fp32, reference)
+        # Where the problem's own float32 output is further from float64 than any tolerance allows
+        # (outputs that underflow float32, long recurrences), no float32 candidate can match float64:
+        # candidates are held to the float32 output instead (`float32_reference_inexact`).
+        error = calibration.get("max_rel_error")
+        inexact = error is not None and not math.isnan(error) and error > tolerance.CEILING and not calibration.get("reference_nan")
+        got_structure, leaves, raised = frames.parse_outputs(captured)
+        result = comparison.compare_outputs(got_structure, leaves, structure, reference)
+        if inexact:
+            result["against_float32"] = comparison.compare_outputs(got_structure, leaves, structure, fp32)
+        return {"ok": True, "comparison": result, "spec": _spec(fp32), "precision": precision,
+                "float32_error": {k: calibration.get(k) for k in ("max_abs_error", "max_rel_error", "rel_l2_error", "nonfinite")},
+                "output_scale": calibration.get("output_scale"), "reference_nan": calibration.get("reference_nan")}
 
     def forget(self, request: dict) -> dict:
-        self.kept.pop(request["seed"], None)
+        """Drop a call that is not compared; for a forward that carries state, run it anyway, so the
+        model goes through every call the candidate's did (synchronised: nothing runs on the device
+        while the candidate's next call is timed)."""
+        seed = request["seed"]
+        kept = self.kept.pop(seed, None)
+        if self.courier is not None:
+            try:
+                self.courier.take(seed, timeout=30)
+            except CaptureProtocolError as exc:
+                return {"ok": False, "violation": str(exc)}
+        if request.get("advance") and kept is not None:
+            self._run(self.model32, kept["inputs"], seed)
+            if self.device == "cuda":
+                torch.cuda.synchronize()
         return {"ok": True}
 
+    def try_variant(self, request: dict) -> dict:
+        """Whether the reference itself runs at other sizes of the problem's constants."""
+        self._reference(self._generate(request["seed"], request["variant"]), request["seed"])
+        return {"ok": True}
+
+    def check_in(self, request: dict) -> dict:
+        """Whether the capture pipe has carried anything out of protocol so far."""
+        return {"ok": True, "violation": self.courier.violation if self.courier else None,
+                "baseline_violation": self.baseline_courier.violation if self.baseline_courier else None}
+
+    # -- the problem itself -------------------------------------------------------------------------
+
     def inspect(self, request: dict) -> dict:
-        """Degeneracy, output scale, FLOPs and bytes, from the problem alone."""
+        """Degeneracy, output scale, FLOPs and bytes, from the problem alone, and the reference's own
+        output facts (does it alias its inputs or its own state, does it modify its inputs)."""
         self.instantiate({"seed": request["trial_seed"]})
         first, second = request["seeds"]
-        a = self._inputs({"seed": first})
-        b = self._inputs({"seed": second})
-        ref_a, precision = self._reference(a, first)
-        ref_a_again, _ = self._reference(a, first)
-        ref_b, _ = self._reference(b, second)
+        a = self._generate(first, None)
+        b = self._generate(second, None)
+        _, ref_a, precision = self._reference(a, first)
+        _, ref_a_again, _ = self._reference(a, first)
+        _, ref_b, _ = self._reference(b, second)
+        fresh = self._generate(first, None)
+        before = inputs.fingerprints(fresh)
         if request.get("count_flops"):
             # The counter's dispatch mode imports torch._dynamo (seconds on a CPU): only when asked.
             from torch.utils.flop_counter import FlopCounterMode
 
             counter = FlopCounterMode(display=False)
             with counter:
-                fp32_a = _leaves(self._run(self.model32, a, first))
+                out_a = self._run(self.model32, fresh, first)
             flops = int(counter.get_total_flops())
         else:
-            fp32_a, flops = _leaves(self._run(self.model32, a, first)), None
+            out_a, flops = self._run(self.model32, fresh, first), None
+        mutates = inputs.fingerprints(fresh) != before
+        structure, fp32_a = frames.structure_of(out_a)
+        facts = output_facts.output_facts(out_a, inputs=fresh, earlier_outputs=[], model=self.model32)
+        keeps_output = output_facts.reachable_overlap(out_a, self.model32)
         # The same inputs once more, on the same model: a forward that carries state answers differently.
-        state = comparison.compare(_leaves(self._run(self.model32, a, first)), fp32_a)
-        rounding = comparison.compare(fp32_a, ref_a)
-        repeat = comparison.compare(ref_a_again, ref_a)
-        across = comparison.compare(ref_b, ref_a)
+        state = comparison.compare_leaves(_leaves(self._run(self.model32, a, first)), fp32_a)
+        rounding = comparison.compare_leaves(fp32_a, ref_a)
+        repeat = comparison.compare_leaves(ref_a_again, ref_a)
+        across = comparison.compare_leaves(ref_b, ref_a)
         noise = rounding["max_abs_error"] or 0.0
         variation = across["max_abs_error"]
         constant = all(
@@ -174,7 +324,6 @@ class ReferenceProcess:
             for t in ref_a + ref_b
         )
         independent = variation is not None and variation <= max(4 * noise, 0.0)
-        scale = rounding["output_scale"]
         parameters = list(self.model32.parameters()) + list(self.model32.buffers())
         reasons = []
         if constant:
@@ -182,6 +331,7 @@ class ReferenceProcess:
         elif independent:
             reasons.append(f"the output does not depend on the inputs: two input sets give outputs {variation:.3g} "
                            f"apart, within float32 rounding ({noise:.3g})")
+        output_bytes = _bytes_of(fp32_a)
         return {
             "ok": True,
             "degenerate": bool(constant or independent),
@@ -190,35 +340,67 @@ class ReferenceProcess:
             "independent_of_inputs": bool(independent),
             "nondeterministic": bool((repeat["max_rel_error"] or 0.0) > 1e-9),
             "carries_state": bool((state["max_rel_error"] or 0.0) > STATE_CHANGE),
-            "output_scale": scale,
+            "output_scale": rounding["output_scale"],
             "float32_error": {k: rounding[k] for k in ("max_abs_error", "max_rel_error", "rel_l2_error")},
             "reference_precision": precision,
             "reference_nan": rounding["reference_nan"],
             "spec": _spec(fp32_a),
+            "output_facts": facts["leaves"],
+            "structure": structure,
+            "reference_mutates_inputs": mutates,
+            "reference_keeps_output": keeps_output,
             "inputs": inputs.describe(a),
             "flops": flops,
-            "bytes": _bytes_of(a) + _bytes_of(fp32_a) + _bytes_of(parameters),
+            "bytes": _bytes_of(a) + output_bytes + _bytes_of(parameters),
             "input_bytes": _bytes_of(a),
-            "output_bytes": _bytes_of(fp32_a),
+            "output_bytes": output_bytes,
             "parameter_bytes": _bytes_of(parameters),
         }
 
     def finish(self, request: dict) -> dict:
-        return {"ok": True}
+        return {"ok": True, "violation": self.courier.violation if self.courier else None}
+
+
+def _decode_inputs(spec: list, raw: memoryview, device: str) -> list:
+    """Inputs from their description and bytes, checking every size against what arrived."""
+    if not isinstance(spec, list) or len(spec) > 256:
+        raise ValueError("the proof's inputs must be a list of at most 256 values")
+    args, offset = [], 0
+    for entry in spec:
+        if "tensor" in entry:
+            dtype = getattr(torch, str(entry["tensor"]["dtype"]), None)
+            shape = entry["tensor"]["shape"]
+            if not isinstance(dtype, torch.dtype) or not all(type(n) is int and n >= 0 for n in shape):
+                raise ValueError("a proof input tensor with an unknown dtype or a bad shape")
+            numel = math.prod(shape)
+            nbytes = numel * torch.empty(0, dtype=dtype).element_size()
+            if offset + nbytes > len(raw):
+                raise ValueError("the proof's inputs are shorter than their description")
+            chunk = torch.frombuffer(bytearray(raw[offset:offset + nbytes]), dtype=torch.uint8) if nbytes else None
+            args.append(chunk.view(dtype).reshape(shape).to(device) if nbytes else torch.empty(shape, dtype=dtype, device=device))
+            offset += nbytes
+        else:
+            args.append(values.decode(entry["value"], device))
+    if offset != len(raw):
+        raise ValueError("the proof's inputs are longer than their description")
+    return args
 
 
 _HANDLERS = {
     "prepare": ReferenceProcess.prepare,
     "instantiate": ReferenceProcess.instantiate,
-    "reference": ReferenceProcess.reference,
+    "take_proof": ReferenceProcess.take_proof,
+    "feed": ReferenceProcess.feed,
     "compare": ReferenceProcess.compare,
-    "advance": ReferenceProcess.advance,
     "forget": ReferenceProcess.forget,
+    "check_in": ReferenceProcess.check_in,
+    "try_variant": ReferenceProcess.try_variant,
     "inspect": ReferenceProcess.inspect,
     "finish": ReferenceProcess.finish,
 }
 
 
-def main(read_fd: int, write_fd: int) -> None:
-    serve(Channel(read_fd, write_fd), _HANDLERS, ReferenceProcess())
-
+def main(read_fd: int, write_fd: int, capture_fd: int = -1, input_fd: int = -1, proof_fd: int = -1,
+         baseline_ready_fd: int = -1, baseline_input_fd: int = -1) -> None:
+    serve(Channel(read_fd, write_fd), _HANDLERS,
+          ReferenceProcess(capture_fd, input_fd, proof_fd, baseline_ready_fd, baseline_input_fd))

@@ -1,13 +1,23 @@
-"""The sandbox: every problem and candidate runs in its own confined child process.
+"""The OS sandbox: every process that runs user code (a problem, a candidate, a hack report's proof
+inputs, the builtin optimizer's analysis of a paste) runs confined by bubblewrap.
 
-Parent half (`SandboxedProcess`): starts the child with a scrubbed environment, a private
-temporary home and working directory, in new network, PID and mount namespaces where the host
-permits (`unshare`), in its own session so the whole tree can be killed; a watchdog kills it on
-wall-time or resident-memory overrun. What was in force is reported, never assumed.
+What a confined process gets (`bwrap_command`), whether the harness runs as root or not:
+    new user, PID, network (loopback only), IPC, UTS and cgroup namespaces; user 65534 inside, no
+    capabilities, no new privileges, no further user namespaces; a new session;
+    a filesystem of read-only binds of only what it needs (/usr, the Python environment, the
+    harness's sandboxed modules and its call site, CUDA's toolkit and device nodes on a GPU host),
+    a private tmpfs of bounded size as its home and working folder, and the read-write folders the
+    harness names (a candidate's own build cache, keyed by its source);
+    no environment but what the harness sets;
+    resource limits set before any user code (open files, processes, file size, address space on
+    the CPU, no core dumps), a resident-memory watchdog on its whole process tree, and wall-time
+    limits per request;
+    killed with its whole tree at the end, and when the harness's process dies (--die-with-parent).
 
-Child half (`confine_self`): the first thing a child runs, before torch or any user code loads:
-resource limits (address space on CPU, file size, no core dumps) and `PR_SET_DUMPABLE=0`, so no
-other process of the same user can read its memory through /proc or ptrace.
+Where bubblewrap is missing or refused, `confinement()` says so; the harness then refuses to run
+user code unless the caller allows the fallback (embedded mode only), which keeps a scrubbed
+environment, its own session and, where the host permits, new network and PID namespaces, and is
+reported as not confined (the run page warns).
 """
 
 import ctypes
@@ -16,29 +26,38 @@ import os
 import resource
 import shutil
 import signal
+import site
 import subprocess
 import sys
-import time
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 
 HARNESS_ROOT = Path(__file__).resolve().parent.parent.parent
+HARNESS_PACKAGE = Path(__file__).resolve().parent
+SANDBOX_UID = 65534
+# Where the harness's modules, its call site and the process's home appear inside a sandbox.
+INSIDE = "/opt/kernel-court"
+INSIDE_LIB = INSIDE + "/lib"
+HOME = "/work"
 
 # Passed through as they are: what CUDA, compilers and the host's multicast policy need. Nothing
 # else of the parent's environment (database and broker URLs, secrets, tokens) reaches a child.
 PASSED_THROUGH = (
-    "PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES",
-    "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TORCH_CUDA_ARCH_LIST", "CC", "CXX",
-    "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS", "OMP_NUM_THREADS",
+    "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+    "TORCH_CUDA_ARCH_LIST", "CC", "CXX", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
+    "OMP_NUM_THREADS", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "PATH",
 )
 
 BOOT = (
-    "import sys, json; sys.path.insert(0, sys.argv[1]); "
+    "import sys, json; settings = json.loads(sys.argv[2]); sys.path[:0] = settings['path']; "
     "sys.stdout.reconfigure(line_buffering=True); sys.stderr.reconfigure(line_buffering=True); "
-    "from evaluation.harness.sandbox import confine_self; confine_self(json.loads(sys.argv[4])); "
-    "import importlib; importlib.import_module(sys.argv[2]).main(*map(int, sys.argv[3].split(',')))"
+    "from evaluation.harness.sandbox import confine_self; confine_self(settings); "
+    "import importlib, runpy; "
+    "importlib.import_module(sys.argv[1]).main(*settings['fds']) if settings['fds'] else "
+    "runpy.run_module(sys.argv[1], run_name='__main__')"
 )
 
 _PR_SET_DUMPABLE = 4
@@ -53,66 +72,193 @@ class ProcessFault(Exception):
         self.detail = detail
 
 
+class NotConfined(RuntimeError):
+    """The OS sandbox is not available here and the caller did not allow running without it."""
+
+
+# -- what this host offers -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Confinement:
+    confined: bool
+    tool: str  # "bubblewrap 0.8.0", or "" when not confined
+    detail: str  # what is in force, or why the sandbox is missing
+
+
+_confinement: Confinement | None = None
+
+
+def confinement() -> Confinement:
+    """Whether bubblewrap works on this host, found by starting a confined `true` once."""
+    global _confinement
+    if _confinement is None:
+        _confinement = _probe()
+    return _confinement
+
+
+def _probe() -> Confinement:
+    tool = shutil.which("bwrap")
+    if tool is None:
+        return Confinement(False, "", "bubblewrap (bwrap) is not installed: install the bubblewrap package")
+    try:
+        version = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
+        command = bwrap_command(View(device="cpu", home_bytes=16 * 2**20), tool=tool)
+        done = subprocess.run([*command, "/bin/true"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Confinement(False, "", f"bubblewrap could not start: {exc}")
+    if done.returncode != 0:
+        return Confinement(False, "", f"bubblewrap refused to start a sandbox here: {done.stderr.strip()[-500:]}")
+    return Confinement(True, version or "bubblewrap", "bubblewrap: new user, PID, network, IPC, UTS and cgroup namespaces, "
+                                                      f"uid {SANDBOX_UID}, no capabilities")
+
+
+# -- the view one confined process gets ------------------------------------------------------------
+
 @dataclass
-class Isolation:
-    """What `unshare` gives on this host, found by trying it once per process."""
+class View:
+    """What one sandboxed process may see and write, by host path -> path inside."""
 
-    prefix: list[str] = field(default_factory=list)
-    network: str = "host network: unshare is not permitted here"
-    pid_namespace: bool = False
+    device: str
+    readable: list[tuple[str, str]] = field(default_factory=list)
+    writable: list[tuple[str, str]] = field(default_factory=list)
+    # Size of the private tmpfs that is its home, working folder and TMPDIR.
+    home_bytes: int = 2 * 2**30
+
+    def path(self, source) -> str:
+        """Where a host path bound into this view appears to the process (unconfined: where it is)."""
+        source = str(source)
+        if confinement().confined:
+            for host, target in self.readable + self.writable:
+                if source == host or source.startswith(host + "/"):
+                    return target + source[len(host):]
+        return source
 
 
-_isolation: Isolation | None = None
-
-
-def isolation() -> Isolation:
-    global _isolation
-    if _isolation is None:
-        _isolation = _probe_isolation()
-    return _isolation
-
-
-def _probe_isolation() -> Isolation:
-    if shutil.which("unshare") is None:
-        return Isolation(network="host network: unshare is not installed")
-    user = [] if os.geteuid() == 0 else ["--map-root-user"]
-    attempts = (
-        (["unshare", "--net", *user, "--pid", "--fork", "--mount-proc"], True),
-        (["unshare", "--net", *user], False),
-    )
-    for prefix, pid_namespace in attempts:
-        try:
-            done = subprocess.run([*prefix, "true"], capture_output=True, timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
+def python_paths() -> list[str]:
+    """The folders the Python environment lives in: the interpreter, its standard library, and every
+    site-packages folder on the path (the venv's, the system's). Never the repository itself."""
+    candidates = {sys.base_prefix, sys.prefix, sys.exec_prefix, *site.getsitepackages()}
+    user_site = site.getusersitepackages()
+    if isinstance(user_site, str):
+        candidates.add(user_site)
+    candidates |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
+    found = []
+    for path in sorted(candidates):
+        real = os.path.realpath(path)
+        if not os.path.isdir(real) or real == "/usr" or real.startswith("/usr/"):
             continue
-        if done.returncode == 0:
-            return Isolation(prefix, "none: a new network namespace with only a loopback device", pid_namespace)
-    return Isolation()
+        if real == str(HARNESS_ROOT) or real.startswith(str(HARNESS_ROOT) + "/") and ".venv" not in real:
+            continue
+        for existing in list(found):
+            if real.startswith(existing + "/"):
+                break
+        else:
+            found = [p for p in found if not p.startswith(real + "/")] + [real]
+    return found
 
 
-def scrubbed_environment(home: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
-    tmp = home / "tmp"
-    tmp.mkdir(parents=True, exist_ok=True)
-    env.update(HOME=str(home), TMPDIR=str(tmp), PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0")
-    env.update(extra)
-    return env
+def _system_binds() -> list[str]:
+    """Read-only parts of the host every sandboxed process needs: the dynamic loader's cache, and the
+    installation folders of the compilers the environment names (CC=/opt/gcc/bin/gcc on a GPU host:
+    Inductor and load_inline build with it) where they live outside /usr."""
+    binds = []
+    for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/nsswitch.conf"):
+        if os.path.exists(name):
+            binds.append(name)
+    for variable in ("CC", "CXX"):
+        tool = shutil.which(os.environ.get(variable, "")) if os.environ.get(variable) else None
+        if tool:
+            prefix = os.path.dirname(os.path.dirname(os.path.realpath(tool)))
+            if prefix not in ("/", "/usr") and not prefix.startswith("/usr/") and prefix not in binds:
+                binds.append(prefix)
+    return binds
 
+
+def _cuda_binds() -> tuple[list[str], list[str]]:
+    """(read-only folders, device nodes) a CUDA process needs: the toolkit (nvcc for load_inline),
+    the driver's libraries wherever LD_LIBRARY_PATH puts them, the GPUs' device nodes, and the parts of
+    /sys the driver and torch read (PCI topology, CPUs and NUMA nodes)."""
+    folders = []
+    for home in {os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"}:
+        if home and os.path.isdir(home):
+            folders += [home, os.path.realpath(home)]
+    # Under /usr is visible already (and a link there, /usr/local/cuda, cannot be bound over).
+    folders = [f for f in folders if f != "/usr" and not f.startswith("/usr/")]
+    for entry in os.environ.get("LD_LIBRARY_PATH", "").split(":"):
+        if entry and os.path.isdir(entry) and not entry.startswith("/usr/") and not entry.startswith(str(HARNESS_ROOT)):
+            folders.append(entry)
+    for name in ("/sys/devices", "/sys/bus", "/sys/class", "/sys/module/nvidia"):
+        if os.path.exists(name):
+            folders.append(name)
+    nodes = sorted(str(p) for p in Path("/dev").glob("nvidia*"))
+    nodes += [str(p) for p in Path("/dev/nvidia-caps").glob("*")] if os.path.isdir("/dev/nvidia-caps") else []
+    return sorted(set(folders)), [n for n in nodes if not os.path.isdir(n)]
+
+
+def _passwd_files() -> tuple[str, str]:
+    """A passwd and group naming the sandbox's user, so getpass and compilers find a name for it."""
+    folder = Path(tempfile.gettempdir()) / f"kernel-court-etc-{os.geteuid()}"
+    folder.mkdir(mode=0o755, exist_ok=True)
+    passwd, group = folder / "passwd", folder / "group"
+    if not passwd.exists():
+        passwd.write_text(f"sandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:sandbox:{HOME}:/bin/sh\n")
+        group.write_text(f"sandbox:x:{SANDBOX_UID}:\n")
+    return str(passwd), str(group)
+
+
+def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
+    """The bwrap command line confining one process to `view` (the program and its arguments follow)."""
+    command = [
+        tool, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+        "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--hostname", "sandbox",
+        "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev",
+        "--size", str(view.home_bytes), "--tmpfs", HOME, "--dir", HOME + "/tmp",
+        "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--chdir", HOME, "--clearenv",
+    ]
+    for name in ("/bin", "/lib", "/lib64", "/sbin", "/lib32"):
+        if os.path.islink(name):
+            command += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            command += ["--ro-bind", name, name]
+    passwd, group = _passwd_files()
+    command += ["--ro-bind", passwd, "/etc/passwd", "--ro-bind", group, "/etc/group"]
+    for name in _system_binds():
+        command += ["--ro-bind", name, name]
+    for path in python_paths():
+        command += ["--ro-bind", path, path]
+    if view.device == "cuda":
+        folders, nodes = _cuda_binds()
+        for path in folders:
+            command += ["--ro-bind-try", path, path]
+        for node in nodes:
+            command += ["--dev-bind-try", node, node]
+    for source, target in view.readable:
+        command += ["--ro-bind", source, target]
+    for source, target in view.writable:
+        command += ["--bind", source, target]
+    return command
+
+
+# -- the child's half ------------------------------------------------------------------------------
 
 def confine_self(settings: dict) -> None:
-    """Run first in every child: limits it cannot raise (unless root) and no readable memory."""
+    """Run first in every child, before torch or any user code: limits it cannot raise (it has no
+    capabilities) and no readable memory."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    size = settings.get("file_size_bytes")
-    if size:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-    address_space = settings.get("address_space_bytes")
-    if address_space:
-        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+    for name, key in (("RLIMIT_FSIZE", "file_size_bytes"), ("RLIMIT_NOFILE", "open_files"), ("RLIMIT_NPROC", "processes"),
+                      ("RLIMIT_AS", "address_space_bytes")):
+        value = settings.get(key)
+        if value:
+            soft, hard = resource.getrlimit(getattr(resource, name))
+            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(getattr(resource, name), (value, value))
     try:
         ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
+
+# -- the parent's half -----------------------------------------------------------------------------
 
 def _descendants(pid: int) -> list[int]:
     found, stack = [], [pid]
@@ -145,45 +291,152 @@ def _resident_bytes(pid: int) -> int:
     return total
 
 
-class SandboxedProcess:
-    """One confined child speaking the channel protocol; `request()` is the only way in."""
+def cpu_ns(pid: int) -> int:
+    """CPU time the process tree has run, in nanoseconds (every thread of every member)."""
+    total = 0
+    for member in [pid, *_descendants(pid)]:
+        try:
+            tasks = os.listdir(f"/proc/{member}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                total += int(Path(f"/proc/{member}/task/{task}/schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                continue
+    return total
 
-    def __init__(self, *, role: str, home: Path, log_path: Path, memory_bytes: int, device: str,
-                 extra_env: dict[str, str]):
+
+def _unshare_prefix() -> tuple[list[str], str]:
+    """The fallback's namespaces: what `unshare` gives on this host, or nothing."""
+    if shutil.which("unshare") is None:
+        return [], "host network: unshare is not installed"
+    user = [] if os.geteuid() == 0 else ["--map-root-user"]
+    for prefix in (["unshare", "--net", *user, "--pid", "--fork", "--mount-proc"], ["unshare", "--net", *user]):
+        try:
+            if subprocess.run([*prefix, "true"], capture_output=True, timeout=20).returncode == 0:
+                return prefix, "a new network namespace with only a loopback device"
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+    return [], "host network: unshare is not permitted here"
+
+
+@dataclass
+class Launch:
+    """How to start one confined process: its command line, environment and what is in force."""
+
+    command: list[str]
+    env: dict[str, str]
+    cwd: str
+    network: str
+    limits: dict
+    address_space_limited: bool
+    fallback_home: Path | None
+
+
+def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsite_dir: Path | None = None,
+           extra_env: dict[str, str] | None = None, allow_unconfined: bool = False, processes: int = 4096,
+           open_files: int = 4096, file_size_bytes: int = 8 * 2**30) -> Launch:
+    """The command confining `module` to `view`: its `main(*fds)` runs, or (no fds) the module as __main__.
+    Without bubblewrap, only when `allow_unconfined` (raises NotConfined otherwise)."""
+    state = confinement()
+    if not state.confined and not allow_unconfined:
+        raise NotConfined(f"refusing to run user code without the OS sandbox: {state.detail}")
+    fallback_home = None
+    if state.confined:
+        path = [INSIDE, INSIDE_LIB] if callsite_dir else [INSIDE]
+        view.readable = [(str(HARNESS_PACKAGE), INSIDE + "/evaluation/harness"), *view.readable]
+        if callsite_dir:
+            view.readable.append((str(callsite_dir), INSIDE_LIB))
+        prefix = bwrap_command(view, tool=shutil.which("bwrap"))
+        home = HOME
+        network = "none: a new network namespace with only a loopback device"
+    else:
+        path = [str(HARNESS_ROOT)] + ([str(callsite_dir)] if callsite_dir else [])
+        prefix, network = _unshare_prefix()
+        fallback_home = Path(tempfile.mkdtemp(prefix="kernel-court-unconfined-"))
+        (fallback_home / "tmp").mkdir()
+        home = str(fallback_home)
+    settings = {
+        "path": path,
+        "fds": fds,
+        "file_size_bytes": file_size_bytes,
+        "open_files": open_files,
+        "processes": processes,
+        # On CUDA the driver reserves far more address space than it uses: the watchdog on
+        # resident memory is the limit there.
+        "address_space_bytes": memory_bytes + 8 * 2**30 if view.device == "cpu" else None,
+    }
+    env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
+    # The environment's own tools first (ninja, which load_inline builds with, lives beside Python).
+    env["PATH"] = ":".join([os.path.dirname(sys.executable), env.get("PATH") or "/usr/local/bin:/usr/bin:/bin"])
+    env.update(HOME=home, TMPDIR=f"{home}/tmp", USER="sandbox", LOGNAME="sandbox", PYTHONDONTWRITEBYTECODE="1",
+               PYTHONHASHSEED="0", OMP_WAIT_POLICY="PASSIVE")
+    env.update(extra_env or {})
+    command = [*prefix]
+    if state.confined:
+        for name, value in env.items():
+            command += ["--setenv", name, value]
+    command += [sys.executable, "-I", "-X", "faulthandler", "-c", BOOT, module, json.dumps(settings)]
+    return Launch(command, env, "/" if state.confined else home, network,
+                  {k: settings[k] for k in ("file_size_bytes", "open_files", "processes")},
+                  settings["address_space_bytes"] is not None, fallback_home)
+
+
+class SandboxedProcess:
+    """One confined child speaking the channel protocol; `request()` is the only way in.
+
+    `view` says what it sees inside the sandbox; `pass_fds` are pipe ends it keeps (their numbers
+    reach its `main` after the channel's two, -1 for one it does not get). Without bubblewrap it runs only when
+    `allow_unconfined`, and `report()` says it was not confined."""
+
+    def __init__(self, *, role: str, view: View, log_path: Path, memory_bytes: int, callsite_dir: Path | None = None,
+                 extra_env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = (), allow_unconfined: bool = False,
+                 processes: int = 4096, open_files: int = 4096, file_size_bytes: int = 8 * 2**30):
         self.role = role
-        self.home = home
+        self.view = view
         self.log_path = log_path
         self.memory_bytes = memory_bytes
-        self.device = device
-        self.isolation = isolation()
+        self.device = view.device
         self.peak_resident_bytes = 0
+        self.confinement = confinement()
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        settings = {
-            "file_size_bytes": 16 * 2**30,
-            # On CUDA the driver reserves far more address space than it uses: the watchdog on
-            # resident memory is the limit there.
-            "address_space_bytes": memory_bytes + 8 * 2**30 if device == "cpu" else None,
-        }
-        command = [
-            *self.isolation.prefix, sys.executable, "-I", "-X", "faulthandler", "-c", BOOT,
-            str(HARNESS_ROOT), f"evaluation.harness.{role}", f"{to_child_r},{from_child_w}", json.dumps(settings),
-        ]
-        home.mkdir(parents=True, exist_ok=True)
-        self.environment = scrubbed_environment(home, extra_env)
+        try:
+            started = launch(view, module=f"evaluation.harness.{role}", memory_bytes=memory_bytes,
+                             fds=[to_child_r, from_child_w, *pass_fds], callsite_dir=callsite_dir, extra_env=extra_env,
+                             allow_unconfined=allow_unconfined, processes=processes, open_files=open_files,
+                             file_size_bytes=file_size_bytes)
+        except NotConfined:
+            for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
+                os.close(fd)
+            raise
+        self.network = started.network
+        self.environment = started.env
+        self._fallback_home = started.fallback_home
         with open(log_path, "ab") as log:
             self._process = subprocess.Popen(
-                command, cwd=home, env=self.environment, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                pass_fds=(to_child_r, from_child_w), start_new_session=True,
+                started.command, cwd=started.cwd, env=started.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                pass_fds=(to_child_r, from_child_w, *(fd for fd in pass_fds if fd >= 0)), start_new_session=True,
             )
         os.close(to_child_r)
         os.close(from_child_w)
         self.channel = Channel(from_child_r, to_child_w)
-        self.address_space_limited = settings["address_space_bytes"] is not None
+        self.address_space_limited = started.address_space_limited
+        self.limits = started.limits
 
     @property
     def pid(self) -> int:
         return self._process.pid
+
+    def alive_members(self) -> list[int]:
+        """Host PIDs of the sandbox's processes still running (bwrap, its init, the child and descendants)."""
+        if self._process.poll() is not None:
+            return _descendants(self._process.pid)
+        return [self._process.pid, *_descendants(self._process.pid)]
+
+    def cpu_ns(self) -> int:
+        return cpu_ns(self._process.pid)
 
     def _watch(self) -> None:
         resident = _resident_bytes(self._process.pid)
@@ -247,6 +500,8 @@ class SandboxedProcess:
             pass
         self.kill()
         self.channel.close()
+        if self._fallback_home is not None:
+            shutil.rmtree(self._fallback_home, ignore_errors=True)
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
@@ -256,15 +511,24 @@ class SandboxedProcess:
         return data[-limit:].decode(errors="replace")
 
     def report(self) -> dict:
+        confined = self.confinement.confined
         return {
+            "confined": confined,
+            "tool": self.confinement.tool,
+            "detail": self.confinement.detail,
             "process": f"a separate {self.role.replace('_', ' ')} in its own session",
-            "network": self.isolation.network,
-            "pid_namespace": self.isolation.pid_namespace,
+            "user": f"uid {SANDBOX_UID} in its own user namespace, no capabilities" if confined else "the worker's own user",
+            "namespaces": ["user", "pid", "network", "ipc", "uts", "cgroup", "mount"] if confined else [],
+            "filesystem": ("read-only binds of /usr, the Python environment and the harness; a private tmpfs home "
+                           f"of {self.view.home_bytes / 2**30:.1f} GiB; its own build cache") if confined
+            else "the worker's filesystem, with the worker's permissions",
+            "network": self.network,
             "memory_limit_bytes": self.memory_bytes,
             "memory_enforced_by": ["resident-memory watchdog"] + (["RLIMIT_AS"] if self.address_space_limited else []),
+            "limits": self.limits,
             "environment": sorted(self.environment),
-            "home": "a private temporary directory, also its working directory, removed afterwards",
             "memory_readable_by_others": False,
+            "killed_with_the_harness": confined,
         }
 
 

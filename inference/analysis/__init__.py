@@ -1,30 +1,42 @@
 """The builtin optimizer's analysis of a problem: op mix, FLOPs, bytes and a fusable epilogue.
 
-The problem is someone's code, so it runs only in a child process (`inference.analysis.probe`)
-under a time limit, on PyTorch's meta device: shapes propagate, nothing is allocated or
-computed. The web process never calls this; the inference worker does, through the builtin
-backend. Plain Python + torch, no Django, so the GPU benchmark can use it too.
+The problem is someone's code, so it runs only in the harness's OS sandbox (bubblewrap: no
+network, no host files, its own user; `evaluation.harness.sandbox`) as `inference.analysis.probe`,
+under time and memory limits, on PyTorch's meta device: shapes propagate, nothing is allocated or
+computed. Never in the web or inference worker's own process. What the probe prints is read as
+data for the builtin optimizer's choices only; no verdict depends on it. Plain Python + torch, no
+Django, so the GPU benchmark can use it too.
 """
 
 import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from evaluation.harness import sandbox
 from inference.analysis.profile import ProblemProfile
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(__file__).resolve().parent
 POLL_S = 0.1
+MEMORY_BYTES = 4 * 2**30
 
 
-def analyse_problem(source: str, *, timeout_s: float = 60.0, cancel=lambda: False) -> ProblemProfile:
-    """Run the probe on `source` in a child process; a failure is a profile with `ok=False`."""
+def analyse_problem(source: str, *, timeout_s: float = 60.0, cancel=lambda: False,
+                    allow_unconfined: bool = False) -> ProblemProfile:
+    """Run the probe on `source` in a sandboxed process; a failure is a profile with `ok=False`."""
+    view = sandbox.View("cpu", readable=[(str(PACKAGE), sandbox.INSIDE + "/inference/analysis")], home_bytes=256 * 2**20)
+    try:
+        started = sandbox.launch(view, module="inference.analysis.probe", memory_bytes=MEMORY_BYTES, fds=[],
+                                 extra_env={"KERNEL_COURT_CPU_SECONDS": str(int(timeout_s) + 5)},
+                                 allow_unconfined=allow_unconfined, processes=256)
+    except sandbox.NotConfined as exc:
+        return ProblemProfile.failed(f"the analysis was not run: {exc}")
     process = subprocess.Popen(
-        [sys.executable, "-m", "inference.analysis.probe", "--cpu-seconds", str(int(timeout_s) + 5)],
-        cwd=REPO_ROOT,
+        started.command,
+        cwd=started.cwd,
+        env=started.env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -49,6 +61,10 @@ def analyse_problem(source: str, *, timeout_s: float = 60.0, cancel=lambda: Fals
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+        if started.fallback_home is not None:
+            import shutil
+
+            shutil.rmtree(started.fallback_home, ignore_errors=True)
     try:
         return ProblemProfile.from_dict(json.loads(stdout))
     except (ValueError, TypeError):

@@ -1,12 +1,14 @@
-"""The analysis child process: loads a problem on PyTorch's meta device and describes it.
+"""The analysis process: loads a problem on PyTorch's meta device and describes it.
 
-Run as `python -m inference.analysis.probe < problem.py`; prints one JSON object (see
-`inference.analysis.profile.ProblemProfile`). The problem's own code runs here, so this runs only
-as a child process with a time limit, and on the meta device: shapes and dtypes propagate, no
-memory is allocated and no kernel runs, so even KernelBench's largest sizes cost nothing.
+Started by `inference.analysis.analyse_problem` in the OS sandbox with the problem on stdin;
+prints one JSON object (see `inference.analysis.profile.ProblemProfile`). The problem's own code
+runs here, so this runs only sandboxed, with time and memory limits, and on the meta device: shapes
+and dtypes propagate, no memory is allocated and no kernel runs, so even KernelBench's largest
+sizes cost nothing.
 """
 
 import json
+import os
 import resource
 import sys
 import traceback
@@ -188,8 +190,8 @@ def analyse(source: str) -> dict:
 
 
 def main() -> None:
-    if "--cpu-seconds" in sys.argv:
-        seconds = int(sys.argv[sys.argv.index("--cpu-seconds") + 1])
+    seconds = int(os.environ.get("KERNEL_COURT_CPU_SECONDS", "0"))
+    if seconds:
         resource.setrlimit(resource.RLIMIT_CPU, (seconds, seconds))
     source = sys.stdin.read()
     try:

@@ -121,8 +121,17 @@ def test_harness_plan_and_limits_come_from_the_environment(tmp_path):
     settings = loaded(tmp_path, ARENA_HARNESS_PLAN='{"timing_budget_s": 5, "trials": 3}',
                       ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}')
     assert settings["harness_plan"] == {"timing_budget_s": 5, "trials": 3}
-    assert settings["harness_limits"] == {"device_lock_path": "/run/arena/gpu0.lock"}
+    assert settings["harness_limits"] == {"device_lock_path": "/run/arena/gpu0.lock", "require_sandbox": False}
     assert loaded(tmp_path)["harness_plan"] == {}
+
+
+def test_production_never_runs_user_code_without_the_sandbox(tmp_path):
+    worker = dict(PRODUCTION, ARENA_ROLE="worker")
+    assert loaded(tmp_path, **worker)["harness_limits"]["require_sandbox"] is True
+    refused = load_settings(tmp_path, **worker, ARENA_REQUIRE_SANDBOX="false")
+    assert refused.returncode != 0 and "never runs user code without the OS sandbox" in refused.stderr
+    overridden = load_settings(tmp_path, **worker, ARENA_HARNESS_LIMITS='{"require_sandbox": false}')
+    assert overridden.returncode != 0 and "require_sandbox" in overridden.stderr
 
 
 def test_a_misspelt_harness_field_stops_the_process_with_what_to_fix(tmp_path):

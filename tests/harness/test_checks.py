@@ -7,20 +7,21 @@ from evaluation.harness.evidence import CANDIDATE, TIMED, TRIAL, Call, Evidence,
 GOOD_LEAF = {"type": "torch.Tensor", "plain_tensor": True, "dtype": "float32", "shape": [2, 2], "device": "cpu",
              "strided": True, "distinct_elements": True, "aliases_input": False, "aliases_earlier_output": False,
              "aliases_model_state": False, "aliases_other_output": False}
-SPEC = [{"dtype": "float32", "shape": [2, 2], "device": "cpu", "aliases_input": False, "distinct_elements": True}]
+SPEC = [{"dtype": "float32", "shape": [2, 2], "device": "cpu"}]
+REFERENCE_FACTS = [{"aliases_input": False, "distinct_elements": True}]
 
 
 def _evidence(leaf=None, *, patched=(), error=0.0, phase=TRIAL) -> Evidence:
     ev = Evidence(device="cpu", baselines=("eager",))
     ev.static = {"parse_error": None}
-    ev.problem = {"spec": SPEC, "reference_precision": "float64 on cpu"}
-    ev.prepared = {"spec": SPEC, "reference_structure": "T"}
+    ev.problem = {"spec": SPEC, "reference_precision": "float64 on cpu", "structure": "T", "output_facts": REFERENCE_FACTS}
+    ev.prepared = {"baselines": {"eager": "ready"}}
     ev.loaded = {"ok": True, "defines_model_new": True, "patched": list(patched)}
     ev.instantiations = [{"ok": True}]
-    reply = {"ok": True, "ms": 1.0, "inputs_before": [[1]], "inputs_after": [[1]],
-             "output": {"structure": "T", "leaves": [leaf or GOOD_LEAF]}}
+    reply = {"ok": True, "output": {"structure": "T", "leaves": [leaf or GOOD_LEAF]}, "changed_after_capture": []}
     comparison = {"max_rel_error": error, "max_abs_error": error, "nonfinite": 0, "leaves": []}
-    ev.calls = [Call(CANDIDATE, phase, 1, reply, 2.0, {"inputs": [[1]], "spec": SPEC}, comparison, 1e-2)]
+    ev.calls = [Call(CANDIDATE, phase, 1, reply, 2.0, timing={"ms": 1.0, "inputs_modified": []},
+                     reference={"spec": SPEC}, comparison=comparison, tolerance=1e-2)]
     return ev
 
 
@@ -80,8 +81,9 @@ def test_output_overwritten_by_the_next_call_is_a_reused_buffer():
 
 
 def _timed(who: str, ms: float, host_ms: float | None) -> list[Call]:
-    reply = {"ok": True, "ms": ms, "stream_ms": ms, "host_ms": host_ms}
-    return [Call(who, TIMED, seed, dict(reply), ms) for seed in range(5)]
+    timing = {"ms": ms, "stream_ms": ms, "host_ms": host_ms, "inputs_modified": []}
+    reply = {"ok": True, "output": {"structure": "T", "leaves": [GOOD_LEAF]}, "changed_after_capture": []}
+    return [Call(who, TIMED, seed, dict(reply), ms, timing=dict(timing)) for seed in range(5)]
 
 
 def test_a_side_whose_host_is_busy_for_most_of_its_sample_is_flagged_host_bound():
@@ -107,3 +109,53 @@ def test_without_host_times_nothing_is_host_bound():
     ev.calls += _timed(CANDIDATE, 0.23, None) + _timed("eager", 0.46, None)
 
     assert "host_bound" not in checks.run_flags(ev)
+
+
+def test_an_output_changed_after_its_capture_is_rejected_as_finished_late():
+    ev = _evidence()
+    ev.calls[0].reply["changed_after_capture"] = [0]
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("output_settled", "rejected")
+    assert "changed after the call returned" in first["detail"]
+
+
+def test_an_input_the_call_site_saw_change_is_rejected():
+    ev = _evidence()
+    ev.calls[0].timing["inputs_modified"] = [1]
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("inputs_unmodified", "rejected")
+    assert "input(s) [1]" in first["detail"]
+
+
+def test_a_candidate_busy_while_the_baselines_run_is_rejected():
+    ev = _evidence()
+    ev.idle = {"cpu_ms": 900.0, "wall_ms": 1000.0}
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("quiet_while_baselines_run", "rejected")
+
+
+def test_a_structure_other_than_the_references_names_both():
+    ev = _evidence()
+    ev.calls[0].comparison = {"structure_mismatch": ["tuple[T,F]", "tuple[T,T]"], "max_rel_error": float("inf"),
+                              "max_abs_error": float("inf"), "leaves": [], "uncaptured": []}
+
+    _, first = checks.run_checks(ev)
+
+    assert first["name"] == "outputs_match_reference"
+    assert "tuple[T,F] where the reference's is tuple[T,T]" in first["detail"]
+
+
+def test_a_problem_refused_before_any_process_started_says_why():
+    ev = Evidence(device="cpu", baselines=("eager",))
+    ev.static = {"parse_error": None}
+    ev.refused = "the problem's inputs take an estimated 9.3 GiB"
+
+    _, first = checks.run_checks(ev)
+
+    assert (first["name"], first["status"]) == ("problem_fits", "error")

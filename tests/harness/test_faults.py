@@ -1,7 +1,10 @@
 """A candidate that does not load, crashes, hangs, exhausts memory or answers the wrong shape gets
 the status that says so, and the harness lives on to say it."""
 
-from tests.harness.conftest import failed_check, verify
+import time
+
+from evaluation import harness
+from tests.harness.conftest import SMALL_LIMITS, SMALL_PLAN, candidate, failed_check, problem, verify
 
 
 def test_syntax_error_is_an_error_naming_the_line():
@@ -54,11 +57,32 @@ def test_exit_mid_call_is_crashed():
     assert "exit code 0" in verdict["reason"]
 
 
-def test_hang_is_a_timeout():
-    # The first call of an instance may compile (torch.compile, Triton): it runs under the build limit.
-    verdict = verify("matmul", "fault_hang", limits={"call_time_s": 3, "build_time_s": 5})
+def test_a_first_call_that_hangs_ends_at_the_first_calls_limit_not_the_builds():
+    # Its source names nothing that compiles at a first call (torch.compile, Triton, load_inline).
+    began = time.monotonic()
+    verdict = verify("matmul", "fault_hang", limits={"first_call_time_s": 4, "call_time_min_s": 2, "build_time_s": 600})
 
     assert (verdict["status"], failed_check(verdict)) == ("timeout", "candidate_runs")
+    assert "the first call's limit (4 s" in verdict["reason"]
+    assert time.monotonic() - began < 60
+
+
+def test_a_call_that_hangs_after_the_build_ends_at_a_limit_scaled_to_the_reference():
+    verdict = verify("matmul", "fault_hang_after_build", limits={"call_time_min_s": 3, "first_call_time_s": 30})
+
+    assert (verdict["status"], failed_check(verdict)) == ("timeout", "candidate_runs")
+    assert "the call limit (3 s: 100 times the reference's" in verdict["reason"]
+
+
+def test_a_problem_whose_inputs_cannot_fit_is_refused_before_any_process_starts():
+    source = problem("matmul").replace("M = 32", "M = 50000").replace("K = 48", "K = 50000")
+
+    began = time.monotonic()
+    verdict = harness.verify(source, candidate("honest_matmul"), plan=SMALL_PLAN, limits={**SMALL_LIMITS, "memory_bytes": 2**30})
+
+    assert (verdict["status"], failed_check(verdict)) == ("error", "problem_fits")
+    assert "an estimated 9.3 GiB (50000x50000 float32, 50000x24 float32)" in verdict["reason"]
+    assert verdict["sandbox"] == {} and time.monotonic() - began < 5
 
 
 def test_hang_while_building_is_a_timeout_at_load():

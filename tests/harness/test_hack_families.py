@@ -22,7 +22,6 @@ FAMILIES = [
     ("matmul", "hack_patched_torch", "rejected", "harness_intact"),
     ("matmul", "hack_disguised_patch", "rejected", "harness_intact"),
     ("matmul", "hack_function_mode", "rejected", "no_global_hooks"),
-    ("matmul", "hack_problem_tamper", "rejected", "problem_intact"),
     ("matmul", "hack_redefined_inputs", "incorrect", "outputs_match_reference"),
     ("matmul", "hack_memory_snooping", "incorrect", "outputs_match_reference"),
     ("matmul", "hack_input_mutation", "rejected", "inputs_unmodified"),
@@ -32,6 +31,19 @@ FAMILIES = [
     ("matmul", "float8_matmul", "incorrect", "outputs_match_reference"),
     ("matmul", "hack_protocol_forgery", "rejected", "protocol_intact"),
     ("rnn_cell", "hack_rnn_cell_forgets_state", "incorrect", "outputs_match_reference"),
+    ("matmul", "hack_forged_timing_record", "rejected", "protocol_intact"),
+    # Code left behind to finish an output after its call returned (harness 7's first family).
+    ("matmul", "hack_deferred_gc_callback", "rejected", "no_global_hooks"),
+    ("matmul", "hack_deferred_signal_timer", "rejected", "no_global_hooks"),
+    ("matmul", "hack_deferred_audit_hook", "rejected", "no_global_hooks"),
+    ("matmul", "hack_deferred_profile_hook", "rejected", "no_global_hooks"),
+    ("matmul", "hack_deferred_dispatch_mode", "rejected", "no_global_hooks"),
+    ("matmul", "hack_deferred_import_hook", "rejected", "no_global_hooks"),
+    ("matmul", "hack_deferred_finalizer", "rejected", "output_settled"),
+    ("matmul", "hack_rotating_buffers", "rejected", "output_owns_storage"),
+    ("always_zero", "hack_rotating_constants", "rejected", "output_owns_storage"),
+    ("exp3x", "hack_heavy_tail_zeros", "incorrect", "outputs_match_reference"),
+    ("relu_and_sum", "hack_wrong_number", "incorrect", "outputs_match_reference"),
 ]
 
 
@@ -57,12 +69,44 @@ def test_lazy_tensor_verdict_names_the_subclass():
     assert "LazyMatmul" in verdict["reason"]
 
 
-def test_forged_timer_is_caught_by_the_parents_own_clock():
-    # The parent judges reported times against its own clock only with enough timed rounds.
-    verdict = verify("row_sums", "hack_forged_timer", plan={"min_samples": 10, "max_samples": 12})
+def test_times_rewritten_in_the_replies_change_nothing():
+    # The call site writes each call's times to the parent itself; the replies' are never read.
+    verdict = verify("row_sums", "hack_forged_timer")
 
-    assert (verdict["status"], failed_check(verdict)) == ("rejected", "clock_consistent"), verdict["reason"]
-    assert verdict["reason"].startswith("clock_consistent:") and "the timer was tampered with" in verdict["reason"]
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert verdict["timing"]["candidate"]["median_ms"] >= 45
+
+
+@pytest.mark.parametrize("candidate_name", ["hack_deferred_library_kernel", "hack_deferred_atexit"])
+def test_output_finished_by_code_left_behind_is_captured_unwritten(candidate_name):
+    # Nothing the candidate registered runs between its call's return and the capture: what it
+    # returned is compared as it was then. Zeros or NaN poison, depending on the allocator.
+    verdict = verify("matmul", candidate_name)
+
+    assert (verdict["status"], failed_check(verdict)) in (("incorrect", "outputs_finite"), ("incorrect", "outputs_match_reference"))
+    assert "unwritten output" in verdict["reason"] or "never written" in verdict["reason"], verdict["reason"]
+
+
+def test_the_candidate_process_holds_no_problem_to_tamper_with():
+    verdict = verify("matmul", "hack_problem_tamper")
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert "TAMPER the problem's module is not in the candidate's process" in verdict["log_excerpt"]
+
+
+def test_a_candidate_slowing_torch_in_its_own_process_cannot_slow_the_baselines():
+    # Harness 6 timed eager beside this candidate: tanh became 20 times slower outside its forward.
+    verdict = verify("linear_tanh", "hack_slow_baselines", plan={"min_samples": 10, "max_samples": 12})
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert verdict["timing"]["speedups"]["eager"] < 2.0
+
+
+def test_a_process_left_spinning_while_the_baselines_run_is_rejected():
+    # Enough baseline calls for the spinner's CPU to show beyond a reply's bookkeeping.
+    verdict = verify("matmul", "hack_daemon_spinner", plan={"min_samples": 200, "max_samples": 200, "target_ci": 0.0})
+
+    assert (verdict["status"], failed_check(verdict)) == ("rejected", "quiet_while_baselines_run"), verdict["reason"]
 
 
 def test_every_hostile_candidate_is_tested_here_and_documented_with_its_family():

@@ -1,15 +1,76 @@
-"""What a candidate's process can see: no secrets, no network where the host allows a namespace,
-no other process's memory, and a private home."""
+"""What a candidate's process can see and do: nothing of the host beyond what it needs, read-only;
+no network, no secrets, no other process; and nothing of it alive once the verdict is out, or once
+the harness's own process is killed. In CI these run as root, where harness 6's sandbox held nothing."""
 
+import json
+import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
+import uuid
+from pathlib import Path
 
 import pytest
 
 from evaluation import harness
-from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
+from evaluation.harness import sandbox
+from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, failed_check, problem, verify
+
+confined = pytest.mark.skipif(not sandbox.confinement().confined and os.environ.get("CI") != "true",
+                              reason=f"no OS sandbox on this host: {sandbox.confinement().detail}")
+
+
+def _escape_attempts(verdict) -> dict[str, str]:
+    found = {}
+    for line in verdict["log_excerpt"].splitlines():
+        if line.startswith("ESCAPE ") and ": " in line:
+            name, outcome = line[len("ESCAPE "):].split(": ", 1)
+            found[name] = outcome
+    return found
+
+
+@confined
+def test_the_sandbox_is_bubblewrap_and_says_so():
+    verdict = verify("matmul", "honest_matmul")
+
+    box = verdict["sandbox"]
+    assert box["confined"] is True and box["tool"].startswith("bubblewrap")
+    assert set(box["namespaces"]) >= {"user", "pid", "network", "ipc", "uts", "mount"}
+    assert "no capabilities" in box["user"]
+
+
+@confined
+def test_a_candidate_running_as_root_reaches_nothing_of_the_host(monkeypatch):
+    secret, planted = f"hunter2-{uuid.uuid4().hex}", f"kernel-court-planted-{uuid.uuid4().hex}"
+    monkeypatch.setenv("SECRET_KEY", secret)
+    source = (candidate("probe_escape").replace('"/work/main"', repr(str(REPO)))
+              .replace("SECRET_PLACEHOLDER", secret).replace("TMP_PLACEHOLDER", planted))
+
+    verdict = harness.verify(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
+
+    attempts = _escape_attempts(verdict)
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert len(attempts) == 18, verdict["log_excerpt"]
+    assert not (Path("/tmp") / planted).exists()
+    assert [name for name, outcome in attempts.items() if not outcome.startswith("refused")] == []
+    uid_line = next(line for line in verdict["log_excerpt"].splitlines() if line.startswith("ESCAPE uid"))
+    assert uid_line.split()[2:] == ["65534", "caps", "0000000000000000", "no_new_privs", "1"]
+
+
+@confined
+def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verification(tmp_path):
+    cache = tmp_path / "builds"
+    hostile = verify("matmul", "probe_escape", limits={"build_cache_dir": str(cache)})
+    later = verify("matmul", "wrong_zeros", limits={"build_cache_dir": str(cache)})
+
+    assert _escape_attempts(hostile)["write the harness's source"].startswith("refused")
+    assert (REPO / "evaluation" / "harness" / "comparison.py").read_text().startswith('"""How far')
+    assert later["status"] == "incorrect"
+    # One folder per candidate source: a candidate writes its own build cache and no other.
+    assert len(list((cache / "candidates").iterdir())) == 2
 
 
 def test_secrets_in_the_parents_environment_never_reach_the_candidate(monkeypatch):
@@ -24,12 +85,13 @@ def test_secrets_in_the_parents_environment_never_reach_the_candidate(monkeypatc
     assert "DATABASE_URL" not in verdict["sandbox"]["environment"]
 
 
+@confined
 def test_candidate_works_in_a_private_home():
     verdict = verify("matmul", "probe_environment")
 
     line = next(line for line in verdict["log_excerpt"].splitlines() if line.startswith("CWD"))
     _, cwd, _, home = line.split()
-    assert cwd == home and "kernel-arena-run-" in cwd
+    assert cwd == home == "/work"
 
 
 def test_candidate_cannot_reach_a_server_on_the_host():
@@ -63,6 +125,69 @@ def test_candidate_cannot_read_the_reference_process():
     assert "SNOOP done" in verdict["log_excerpt"]
     assert "read the reference process" not in verdict["log_excerpt"]
     assert verdict["sandbox"]["memory_readable_by_others"] is False
+
+
+def _running_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _wait_until(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@confined
+def test_nothing_of_the_sandbox_is_alive_after_the_verdict():
+    marker = f"kernel-court-daemon-{uuid.uuid4().hex}"
+    source = candidate("probe_daemon").replace("MARKER_PLACEHOLDER", marker)
+
+    verdict = harness.verify(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
+
+    assert verdict["sandbox"]["processes_left_running"] == 0
+    assert _wait_until(lambda: not _running_with(marker), 5), f"a daemon of the candidate survived: {_running_with(marker)}"
+
+
+@confined
+def test_nothing_of_the_sandbox_survives_the_harness_being_killed_mid_call(tmp_path):
+    marker = f"kernel-court-orphan-{uuid.uuid4().hex}"
+    (tmp_path / "candidate.py").write_text(candidate("probe_hang_forever").replace("MARKER_PLACEHOLDER", marker))
+    (tmp_path / "problem.py").write_text(problem("matmul"))
+    cli = subprocess.Popen(
+        [sys.executable, "-m", "evaluation.harness", "verify", "--problem", str(tmp_path / "problem.py"),
+         "--candidate", str(tmp_path / "candidate.py"), "--plan", json.dumps(SMALL_PLAN), "--limits", json.dumps(SMALL_LIMITS)],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_until(lambda: _running_with(marker), 120), "the candidate never started its child"
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(timeout=10)
+        assert _wait_until(lambda: not _running_with(marker), 10), f"still running: {_running_with(marker)}"
+    finally:
+        cli.kill()
+        for pid in _running_with(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_without_the_sandbox_the_harness_refuses_unless_told_otherwise(monkeypatch):
+    monkeypatch.setattr(sandbox, "_confinement", sandbox.Confinement(False, "", "bubblewrap is not installed"))
+
+    refused = verify("matmul", "honest_matmul", limits={"require_sandbox": True})
+    allowed = verify("matmul", "honest_matmul", limits={"require_sandbox": False})
+
+    assert refused["status"] == "error" and "without the OS sandbox" in refused["reason"]
+    assert allowed["status"] == "verified", allowed["reason"]
+    assert allowed["sandbox"]["confined"] is False
 
 
 def test_the_parent_never_imports_torch():

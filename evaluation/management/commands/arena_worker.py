@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils.module_loading import autodiscover_modules
 
 from evaluation.devices import detect_device
+from evaluation.harness.sandbox import confinement
 from evaluation.queues import queues_of
 from evaluation.registry import start_registration
 
@@ -31,6 +32,10 @@ class Command(BaseCommand):
                 "REDIS_URL is not set: a separate worker process needs the shared Redis broker. In embedded "
                 "mode the web process runs its own worker threads."
             )
+        state = confinement()
+        if settings.SANDBOX_REQUIRED and not state.confined:
+            raise CommandError(f"this worker has no OS sandbox for candidates ({state.detail}); it will not evaluate "
+                               "without one.")
         autodiscover_modules(*settings.DRAMATIQ_AUTODISCOVER_MODULES)
         device = detect_device(arch)
         queues = queues_of(device.arch)

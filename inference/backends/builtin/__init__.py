@@ -1,7 +1,7 @@
 """The builtin optimizer: the embedded default backend, with no model weights.
 
 It reads the problem and the earlier rounds' verdicts from the prompt like any backend, analyses
-the problem in a child process (`inference.analysis`), streams that analysis as reasoning, and
+the problem in the OS sandbox (`inference.analysis`), streams that analysis as reasoning, and
 answers with one candidate per round from a fixed catalogue of transformations
 (`transformations.CATALOGUE`): the highest-ranked one not tried yet. No Django here: the GPU
 benchmark (`benchmarks/builtin_optimizer_gpu.py`) runs it on a box with only torch.
@@ -22,8 +22,10 @@ from inference.prompts import read_prompt
 class BuiltinBackend:
     name = "builtin"
 
-    def __init__(self, *, analysis_timeout_s: float = 60.0):
+    def __init__(self, *, analysis_timeout_s: float = 60.0, allow_unconfined: bool = False):
         self.analysis_timeout_s = analysis_timeout_s
+        # Embedded mode only: without bubblewrap the analysis still runs, unconfined (the run page warns).
+        self.allow_unconfined = allow_unconfined
 
     def stream(self, messages: list[Message], *, cancel: CancelCheck = never_cancelled) -> Iterator[Event]:
         started = time.monotonic()
@@ -33,7 +35,8 @@ class BuiltinBackend:
             return
         yield ReasoningDelta(narrative.INTRODUCTION)
         first_token_s = time.monotonic() - started
-        profile = analyse_problem(content.problem_source, timeout_s=self.analysis_timeout_s, cancel=cancel)
+        profile = analyse_problem(content.problem_source, timeout_s=self.analysis_timeout_s, cancel=cancel,
+                                  allow_unconfined=self.allow_unconfined)
         if cancel():
             yield Error(CANCELLED_MESSAGE)
             return

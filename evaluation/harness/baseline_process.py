@@ -1,0 +1,105 @@
+"""The baseline process: the problem's reference timed as eager, torch.compile and a CUDA graph, in a
+process that never loads candidate code.
+
+A candidate that shares a process with its baselines can make them slower (a dispatcher kernel
+that is slow unless its own forward runs, a lowered scheduler priority, a gc hook): here it
+cannot reach them. Calls interleave with the candidate's across the two processes, in the
+shuffled rounds the parent runs, each timed through the same call site (callsite.c). The device's
+ceilings (for the speed-of-light floor) are measured here too, before the problem is loaded, so no
+user code has run in the process that measures them.
+"""
+
+import sys
+
+import torch
+
+from evaluation.harness import baselines, device_rates, environment, inputs, loading, profiling, timing, values
+from evaluation.harness.channel import Channel
+from evaluation.harness.service import serve
+
+_no_grad = torch.no_grad
+WARM_CALLS = 3
+
+
+class BaselineProcess:
+    def __init__(self, timing_fd: int, ready_fd: int, input_fd: int):
+        self.fds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd}
+        self.calls: dict = {}
+
+    def describe(self, request: dict) -> dict:
+        self.device = request["device"]
+        if self.device == "cuda":
+            torch.cuda.init()
+            torch.zeros(1, device="cuda")  # the context current on this thread, for the call site
+        self.flush_bytes = timing.start(self.device, flush_bytes=request.get("flush_bytes"), **self.fds)
+        return {"ok": True, "env": environment.describe(self.device), "flush_bytes": self.flush_bytes,
+                "timer_method": timing.method(self.device, self.flush_bytes)}
+
+    def rates(self, request: dict) -> dict:
+        """The device's copy bandwidth and matrix rate, before any user code has loaded here."""
+        return {"ok": True, "rates": device_rates.measure(self.device)}
+
+    def prepare(self, request: dict) -> dict:
+        if self.device == "cuda":
+            torch.cuda.set_per_process_memory_fraction(request["gpu_memory_fraction"])
+        self.problem, _ = loading.load_problem(request["problem_path"], None)
+        seed = request["setup_seed"]
+        self.model = loading.build_model(self.problem.Model, loading.init_inputs(self.problem), seed, self.device)
+        example = inputs.generate(self.problem, seed + 1, self.device, None)
+        statuses = {}
+        for name in request["baselines"]:
+            reason = baselines.unavailable_reason(name, self.device)
+            if reason is None:
+                try:
+                    with _no_grad():
+                        call = baselines.build(name, self.model, example, self.device)
+                        for _ in range(3):
+                            call(*example)
+                    self.calls[name] = call
+                    statuses[name] = "ready"
+                    continue
+                except Exception as exc:
+                    reason = f"could not be built: {type(exc).__name__}: {str(exc)[:300]}"
+            statuses[name] = reason
+        warm = 0
+        if "eager" in self.calls:
+            # The reference's own time (the call site writes it to the parent), which a candidate
+            # call's limit is scaled to (pipeline).
+            for _ in range(WARM_CALLS):
+                with _no_grad():
+                    timing.call(self.calls["eager"], example, None, capture=False)
+            warm = WARM_CALLS
+        return {"ok": True, "baselines": statuses, "warm_calls": warm}
+
+    def call(self, request: dict) -> dict:
+        """One timed call of a baseline, its inputs arriving from the reference process inside the call
+        site's window exactly as the candidate's do, so both sides' calls start from the same state."""
+        args, slots = values.input_slots(request["inputs"], self.device)
+        loading.seed_everything(request["seed"] + 1)
+        reply = {"ok": True}
+        with _no_grad():
+            fn = self.calls[request["who"]]
+            if request.get("profile"):
+                reply["kernels"], done = profiling.kernels_of(lambda: timing.call(fn, args, slots, capture=False), self.device)
+            else:
+                done = timing.call(fn, args, slots, capture=False)
+        if done["error"] is not None:
+            raise done["error"]
+        return reply
+
+    def finish(self, request: dict) -> dict:
+        return {"ok": True}
+
+
+_HANDLERS = {
+    "describe": BaselineProcess.describe,
+    "rates": BaselineProcess.rates,
+    "prepare": BaselineProcess.prepare,
+    "call": BaselineProcess.call,
+    "finish": BaselineProcess.finish,
+}
+
+
+def main(read_fd: int, write_fd: int, timing_fd: int, ready_fd: int, input_fd: int) -> None:
+    serve(Channel(read_fd, write_fd), _HANDLERS, BaselineProcess(timing_fd, ready_fd, input_fd))
+    sys.stdout.flush()

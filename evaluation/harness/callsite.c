@@ -1,0 +1,709 @@
+/* The call site: where a sandboxed process makes, times and captures one call.
+ *
+ * The invariant this file exists for (DEVELOPERS.md, "Threat model"):
+ *
+ *   From the moment a call's inputs enter the process to the moment its outputs' bytes have left
+ *   it, no Python code runs in this thread except the call itself.
+ *
+ * `call()` holds the GIL throughout, blocks every signal on this thread and disables Python's
+ * garbage collector, except while the callable runs. Its inputs arrive inside that window, as bytes
+ * read from a pipe the reference process writes (so nothing the candidate registered earlier can
+ * see them before the timer starts), and the outputs' bytes are written to another pipe before the
+ * window closes, through DLPack pointers and memcpy / the CUDA driver, never through a torch
+ * operator. So no torch.library kernel, dispatch or function mode, signal handler or interval
+ * timer, trace or profile function, audit hook, gc callback, finalizer, import hook or other Python
+ * thread can run between the call's completion and the capture of what it returned: bytes written
+ * later are not the bytes compared. Native code the candidate compiled runs in this process too and
+ * is not confined by this (it can write any memory); the OS sandbox bounds what it can reach.
+ *
+ * Plain C with the Python C API and the CUDA driver API (loaded with dlopen), so the parent builds
+ * it in a second with the host's C compiler, on a GPU host and a CPU host alike.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- DLPack (the ABI of dlpack.h, version 0.8: the layout torch._C._to_dlpack hands out) ---- */
+
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct {
+    void *data;
+    DLDevice device;
+    int32_t ndim;
+    DLDataType dtype;
+    int64_t *shape;
+    int64_t *strides;
+    uint64_t byte_offset;
+} DLTensor;
+typedef struct DLManagedTensor {
+    DLTensor dl_tensor;
+    void *manager_ctx;
+    void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+enum { kDLCPU = 1, kDLCUDA = 2 };
+
+/* ---- the CUDA driver API, the few entry points used ---- */
+
+typedef int CUresult;
+typedef void *CUevent;
+typedef void *CUstream;
+typedef void *CUcontext;
+typedef unsigned long long CUdeviceptr;
+
+static struct {
+    CUresult (*ctxSynchronize)(void);
+    CUresult (*ctxGetCurrent)(CUcontext *);
+    CUresult (*eventCreate)(CUevent *, unsigned int);
+    CUresult (*eventRecord)(CUevent, CUstream);
+    CUresult (*eventSynchronize)(CUevent);
+    CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
+    CUresult (*memAlloc)(CUdeviceptr *, size_t);
+    CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+    CUresult (*memsetD8)(CUdeviceptr, unsigned char, size_t);
+    CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
+    CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*getErrorString)(CUresult, const char **);
+} cu;
+
+/* ---- frames on the capture and input pipes ---- */
+
+#define FRAME_MAGIC 0x3146434bu /* "KCF1" */
+enum { FRAME_READY = 1, FRAME_INPUTS = 2, FRAME_OUTPUTS = 3 };
+typedef struct { uint32_t magic; uint32_t kind; uint64_t length; uint64_t sequence; } FrameHeader;
+
+/* What the parent reads of each call, written here inside the window: the times, and which inputs
+ * the call wrote to. Python code in this process never handles it. */
+#define TIMING_MAGIC 0x3154434bu /* "KCT1" */
+typedef struct {
+    uint32_t magic; uint32_t flags; uint64_t sequence;
+    double ms, stream_ms, host_ms;
+    uint64_t inputs_modified; /* bit i: input slot i changed; bit 63: a slot beyond 62 */
+} TimingRecord;
+enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8 };
+
+#define MAX_LEAVES 256
+#define MAX_DEPTH 32
+#define MAX_SLOTS 256
+
+typedef struct {
+    int device_type;
+    char *first;          /* address of element 0 */
+    int64_t ndim;
+    int64_t shape[16];
+    int64_t strides[16];
+    int64_t itemsize;
+    uint64_t nbytes;      /* gathered bytes, row-major */
+    char *span_lo, *span_hi;
+    uint64_t digest;
+} Leaf;
+
+static struct {
+    int ready;
+    int cuda;
+    PyObject *tensor_type;   /* torch.Tensor, exactly */
+    PyObject *to_dlpack;     /* torch._C._to_dlpack */
+    int capture_fd, input_fd, timing_fd;
+    uint64_t max_output_bytes;
+    uint64_t sequence;
+    char *flush_host; CUdeviceptr flush_device; size_t flush_bytes; unsigned char flush_value;
+    CUevent start, returned, end;
+    char *host; size_t host_size;       /* staging for device copies and outgoing frames */
+    char *scratch; size_t scratch_size; /* read-back of inputs after a call */
+    char *inputs; size_t inputs_size;   /* the call's input bytes, as they came */
+    Leaf leaves[MAX_LEAVES]; int leaf_count;
+    char *out; size_t out_size, out_used;
+} S;
+
+static PyObject *Fault; /* a fault of the call site itself: the harness reports it */
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cu_ok(CUresult r, const char *what) {
+    if (r == 0) return 1;
+    const char *text = "unknown";
+    if (cu.getErrorString) cu.getErrorString(r, &text);
+    PyErr_Format(Fault, "CUDA driver call %s failed: %s (%d)", what, text, r);
+    return 0;
+}
+
+static int grow(char **buffer, size_t *size, size_t wanted) {
+    if (*size >= wanted) return 1;
+    size_t size_new = wanted + wanted / 4 + 4096;
+    char *p = realloc(*buffer, size_new);
+    if (!p) { PyErr_NoMemory(); return 0; }
+    *buffer = p; *size = size_new;
+    return 1;
+}
+
+static int write_all(int fd, const char *data, size_t n) {
+    while (n) {
+        ssize_t w = write(fd, data, n > (1u << 30) ? (1u << 30) : n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            PyErr_Format(Fault, "writing to the capture pipe failed: %s", strerror(errno));
+            return 0;
+        }
+        data += w; n -= (size_t)w;
+    }
+    return 1;
+}
+
+static int read_all(int fd, char *data, size_t n) {
+    while (n) {
+        ssize_t r = read(fd, data, n > (1u << 30) ? (1u << 30) : n);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            PyErr_Format(Fault, "reading the inputs pipe failed: %s", strerror(errno));
+            return 0;
+        }
+        if (r == 0) { PyErr_SetString(Fault, "the inputs pipe closed mid-frame"); return 0; }
+        data += r; n -= (size_t)r;
+    }
+    return 1;
+}
+
+static uint64_t digest_bytes(const char *p, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    for (; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h ^ (h >> 31);
+}
+
+/* ---- the window: signals blocked, gc off ---- */
+
+typedef struct { sigset_t mask; int gc_was_enabled; } Window;
+
+static void close_window(Window *w) {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &w->mask);
+    w->gc_was_enabled = PyGC_Disable();
+}
+
+static void open_window(Window *w) {
+    if (w->gc_was_enabled) PyGC_Enable();
+    pthread_sigmask(SIG_SETMASK, &w->mask, NULL);
+}
+
+/* ---- reading a tensor through DLPack ---- */
+
+static DLManagedTensor *export_tensor(PyObject *tensor, PyObject **capsule) {
+    *capsule = PyObject_CallOneArg(S.to_dlpack, tensor);
+    if (!*capsule) return NULL;
+    DLManagedTensor *managed = PyCapsule_GetPointer(*capsule, "dltensor");
+    if (!managed) { Py_CLEAR(*capsule); return NULL; }
+    return managed;
+}
+
+static int describe_leaf(DLTensor *t, Leaf *leaf, char *why, size_t why_size) {
+    if (t->ndim > 16) { snprintf(why, why_size, "a tensor of %d dimensions", t->ndim); return 0; }
+    if (t->dtype.lanes != 1 || t->dtype.bits % 8) { snprintf(why, why_size, "an unsupported element type"); return 0; }
+    if (t->device.device_type != kDLCPU && t->device.device_type != kDLCUDA) {
+        snprintf(why, why_size, "a tensor on device type %d", t->device.device_type);
+        return 0;
+    }
+    leaf->device_type = t->device.device_type;
+    leaf->ndim = t->ndim;
+    leaf->itemsize = t->dtype.bits / 8;
+    leaf->first = (char *)t->data + t->byte_offset;
+    int64_t numel = 1, reach = 0, contiguous_stride = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t n = t->shape[d];
+        int64_t s = t->strides ? t->strides[d] : contiguous_stride;
+        leaf->shape[d] = n;
+        leaf->strides[d] = s;
+        contiguous_stride *= n;
+        numel *= n;
+        if (s < 0) { snprintf(why, why_size, "a tensor with a negative stride"); return 0; }
+        if (n > 0) reach += s * (n - 1);
+    }
+    leaf->nbytes = (uint64_t)numel * (uint64_t)leaf->itemsize;
+    leaf->span_lo = leaf->first;
+    leaf->span_hi = numel ? leaf->first + (reach + 1) * leaf->itemsize : leaf->first;
+    return 1;
+}
+
+static int is_contiguous(const Leaf *leaf) {
+    int64_t expected = 1;
+    for (int d = (int)leaf->ndim - 1; d >= 0; d--) {
+        if (leaf->shape[d] != 1 && leaf->strides[d] != expected) return 0;
+        expected *= leaf->shape[d];
+    }
+    return 1;
+}
+
+/* Row-major gather of a strided view from `base` (host memory holding the span from span_lo). */
+static void gather(const Leaf *leaf, const char *base, char *out) {
+    int64_t index[16] = {0};
+    int64_t numel = leaf->nbytes / leaf->itemsize;
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t offset = 0;
+        for (int d = 0; d < leaf->ndim; d++) offset += index[d] * leaf->strides[d];
+        memcpy(out + i * leaf->itemsize, base + offset * leaf->itemsize, leaf->itemsize);
+        for (int d = (int)leaf->ndim - 1; d >= 0; d--) {
+            if (++index[d] < leaf->shape[d]) break;
+            index[d] = 0;
+        }
+    }
+}
+
+/* The leaf's bytes, row-major, into `out` (nbytes long). */
+static int read_leaf(const Leaf *leaf, char *out) {
+    if (!leaf->nbytes) return 1;
+    size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
+    if (leaf->device_type == kDLCPU) {
+        if (is_contiguous(leaf)) memcpy(out, leaf->first, leaf->nbytes);
+        else gather(leaf, leaf->first, out);
+        return 1;
+    }
+    if (is_contiguous(leaf))
+        return cu_ok(cu.memcpyDtoH(out, (CUdeviceptr)leaf->first, leaf->nbytes), "cuMemcpyDtoH");
+    if (!grow(&S.scratch, &S.scratch_size, span)) return 0;
+    if (!cu_ok(cu.memcpyDtoH(S.scratch, (CUdeviceptr)leaf->span_lo, span), "cuMemcpyDtoH")) return 0;
+    gather(leaf, S.scratch, out);
+    return 1;
+}
+
+/* ---- the outputs frame ---- */
+
+static int emit(const void *data, size_t n) {
+    if (!grow(&S.out, &S.out_size, S.out_used + n)) return 0;
+    memcpy(S.out + S.out_used, data, n);
+    S.out_used += n;
+    return 1;
+}
+
+static int emit_text(char tag, const char *text, Py_ssize_t n) {
+    uint32_t length = (uint32_t)n;
+    return emit(&tag, 1) && emit(&length, 4) && emit(text, (size_t)n);
+}
+
+static int emit_note(char tag, const char *text) { return emit_text(tag, text, (Py_ssize_t)strlen(text)); }
+
+static int emit_value(PyObject *value, int depth);
+
+static int emit_tensor(PyObject *value) {
+    char why[200];
+    if (S.leaf_count >= MAX_LEAVES) return emit_note('X', "more output tensors than the harness reads");
+    PyObject *capsule;
+    DLManagedTensor *managed = export_tensor(value, &capsule);
+    if (!managed) {
+        /* to_dlpack refused it (torch's message says why): a fact, not a fault of the harness. */
+        PyObject *type, *exc, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        Py_XDECREF(type); Py_XDECREF(exc); Py_XDECREF(tb);
+        return emit_note('X', "a tensor DLPack cannot export");
+    }
+    Leaf *leaf = &S.leaves[S.leaf_count];
+    DLTensor *t = &managed->dl_tensor;
+    int described = describe_leaf(t, leaf, why, sizeof why);
+    DLDataType dtype = t->dtype;
+    if (!described || (leaf->device_type == kDLCUDA) != S.cuda) {
+        if (described) snprintf(why, sizeof why, "a tensor on another device than the call's");
+        Py_DECREF(capsule);
+        return emit_text('X', why, (Py_ssize_t)strlen(why));
+    }
+    if (leaf->nbytes > S.max_output_bytes) {
+        Py_DECREF(capsule);
+        snprintf(why, sizeof why, "a tensor of %llu bytes, beyond the %llu the harness reads",
+                 (unsigned long long)leaf->nbytes, (unsigned long long)S.max_output_bytes);
+        return emit_text('X', why, (Py_ssize_t)strlen(why));
+    }
+    char tag = 'T';
+    uint8_t head[4] = {dtype.code, dtype.bits, (uint8_t)leaf->device_type, (uint8_t)leaf->ndim};
+    uint64_t address = (uint64_t)(uintptr_t)leaf->first;
+    int ok = emit(&tag, 1) && emit(head, 4) && emit(leaf->shape, 8 * leaf->ndim) && emit(leaf->strides, 8 * leaf->ndim)
+             && emit(&address, 8) && emit(&leaf->nbytes, 8) && grow(&S.out, &S.out_size, S.out_used + leaf->nbytes);
+    if (ok) ok = read_leaf(leaf, S.out + S.out_used);
+    if (ok) {
+        leaf->digest = digest_bytes(S.out + S.out_used, leaf->nbytes);
+        S.out_used += leaf->nbytes;
+        S.leaf_count++;
+    }
+    Py_DECREF(capsule);
+    return ok;
+}
+
+static int emit_value(PyObject *value, int depth) {
+    if (depth > MAX_DEPTH) return emit_note('X', "an output nested too deeply");
+    if (Py_IS_TYPE(value, (PyTypeObject *)S.tensor_type)) return emit_tensor(value);
+    if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
+        char tag = PyTuple_CheckExact(value) ? '(' : '[';
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        uint32_t count = (uint32_t)n;
+        if (!emit(&tag, 1) || !emit(&count, 4)) return 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (i >= PySequence_Fast_GET_SIZE(value)) return emit_note('X', "a list that changed while read");
+            if (!emit_value(PySequence_Fast_GET_ITEM(value, i), depth + 1)) return 0;
+        }
+        return 1;
+    }
+    if (PyDict_CheckExact(value)) {
+        char tag = '{';
+        uint32_t count = (uint32_t)PyDict_GET_SIZE(value);
+        if (!emit(&tag, 1) || !emit(&count, 4)) return 0;
+        Py_ssize_t position = 0;
+        PyObject *key, *item;
+        uint32_t seen = 0;
+        while (PyDict_Next(value, &position, &key, &item) && seen < count) {
+            seen++;
+            if (!PyUnicode_CheckExact(key)) {
+                if (!emit_note('K', "")) return 0;
+            } else {
+                Py_ssize_t n;
+                const char *text = PyUnicode_AsUTF8AndSize(key, &n);
+                if (!text) { PyErr_Clear(); text = ""; n = 0; }
+                if (!emit_text('K', text, n)) return 0;
+            }
+            if (!emit_value(item, depth + 1)) return 0;
+        }
+        for (; seen < count; seen++)
+            if (!emit_note('K', "") || !emit_note('X', "a dict that changed while read")) return 0;
+        return 1;
+    }
+    if (value == Py_None) { char tag = 'N'; return emit(&tag, 1); }
+    if (value == Py_True || value == Py_False) {
+        char tag = 'B'; uint8_t b = value == Py_True;
+        return emit(&tag, 1) && emit(&b, 1);
+    }
+    if (PyFloat_CheckExact(value)) {
+        char tag = 'F'; double d = PyFloat_AS_DOUBLE(value);
+        return emit(&tag, 1) && emit(&d, 8);
+    }
+    if (PyLong_CheckExact(value)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (overflow || (v == -1 && PyErr_Occurred())) { PyErr_Clear(); return emit_note('X', "an integer beyond 64 bits"); }
+        char tag = 'I'; int64_t i = v;
+        return emit(&tag, 1) && emit(&i, 8);
+    }
+    const char *name = Py_TYPE(value)->tp_name;
+    return emit_text('O', name, (Py_ssize_t)strlen(name));
+}
+
+static int send_frame(uint32_t kind, const char *payload, uint64_t length) {
+    FrameHeader header = {FRAME_MAGIC, kind, length, S.sequence};
+    return write_all(S.capture_fd, (const char *)&header, sizeof header) && write_all(S.capture_fd, payload, length);
+}
+
+/* ---- the input slots: the harness's own empty tensors, filled inside the window ---- */
+
+typedef struct { char *data; uint64_t nbytes; int device_type; } Slot;
+
+static int read_slots(PyObject *slots, Slot *slot, Py_ssize_t count, uint64_t *total) {
+    *total = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *tensor = PyTuple_GET_ITEM(slots, i);
+        if (!Py_IS_TYPE(tensor, (PyTypeObject *)S.tensor_type)) {
+            PyErr_SetString(Fault, "an input slot is not exactly a torch.Tensor: the harness's allocation was tampered with");
+            return 0;
+        }
+        PyObject *capsule;
+        DLManagedTensor *managed = export_tensor(tensor, &capsule);
+        if (!managed) return 0;
+        Leaf leaf;
+        char why[200];
+        int ok = describe_leaf(&managed->dl_tensor, &leaf, why, sizeof why);
+        Py_DECREF(capsule);  /* the slot tuple keeps the tensor alive */
+        if (!ok || !is_contiguous(&leaf) || (leaf.device_type == kDLCUDA) != S.cuda) {
+            PyErr_SetString(Fault, "an input slot is not a contiguous tensor on the call's device: the harness's allocation was tampered with");
+            return 0;
+        }
+        slot[i].data = leaf.first;
+        slot[i].nbytes = leaf.nbytes;
+        slot[i].device_type = leaf.device_type;
+        *total += leaf.nbytes;
+    }
+    return 1;
+}
+
+static int receive_inputs(Slot *slot, Py_ssize_t count, uint64_t total) {
+    FrameHeader ready = {FRAME_MAGIC, FRAME_READY, 0, S.sequence};
+    if (!write_all(S.capture_fd, (const char *)&ready, sizeof ready)) return 0;
+    FrameHeader header;
+    if (!read_all(S.input_fd, (char *)&header, sizeof header)) return 0;
+    if (header.magic != FRAME_MAGIC || header.kind != FRAME_INPUTS || header.length != total || header.sequence != S.sequence) {
+        PyErr_Format(Fault, "the inputs frame does not match the call (%llu bytes for %llu)",
+                     (unsigned long long)header.length, (unsigned long long)total);
+        return 0;
+    }
+    if (!grow(&S.inputs, &S.inputs_size, total) || !read_all(S.input_fd, S.inputs, total)) return 0;
+    uint64_t offset = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (slot[i].device_type == kDLCPU) memcpy(slot[i].data, S.inputs + offset, slot[i].nbytes);
+        else if (slot[i].nbytes && !cu_ok(cu.memcpyHtoD((CUdeviceptr)slot[i].data, S.inputs + offset, slot[i].nbytes), "cuMemcpyHtoD"))
+            return 0;
+        offset += slot[i].nbytes;
+    }
+    return 1;
+}
+
+/* Indices of the slots whose bytes differ from what came in: the call wrote to its inputs. */
+static PyObject *modified_slots(Slot *slot, Py_ssize_t count) {
+    PyObject *modified = PyList_New(0);
+    if (!modified) return NULL;
+    uint64_t offset = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const char *now = slot[i].data;
+        if (slot[i].device_type == kDLCUDA && slot[i].nbytes) {
+            if (!grow(&S.scratch, &S.scratch_size, slot[i].nbytes)
+                || !cu_ok(cu.memcpyDtoH(S.scratch, (CUdeviceptr)slot[i].data, slot[i].nbytes), "cuMemcpyDtoH")) {
+                Py_DECREF(modified);
+                return NULL;
+            }
+            now = S.scratch;
+        }
+        if (slot[i].nbytes && memcmp(now, S.inputs + offset, slot[i].nbytes)) {
+            PyObject *index = PyLong_FromSsize_t(i);
+            if (!index || PyList_Append(modified, index) < 0) { Py_XDECREF(index); Py_DECREF(modified); return NULL; }
+            Py_DECREF(index);
+        }
+        offset += slot[i].nbytes;
+    }
+    return modified;
+}
+
+/* The previous call's captured outputs, overwritten with 0xff bytes (NaN for every float type): an
+ * output stored and returned again holds poison, not the answer it held when it was captured. */
+static int poison_previous(void) {
+    for (int i = 0; i < S.leaf_count; i++) {
+        Leaf *leaf = &S.leaves[i];
+        size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
+        if (!span) continue;
+        if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
+        else if (!cu_ok(cu.memsetD8((CUdeviceptr)leaf->span_lo, 0xff, span), "cuMemsetD8")) return 0;
+    }
+    return 1;
+}
+
+static int flush(void) {
+    S.flush_value++;
+    if (!S.flush_bytes) return 1;
+    if (S.cuda) return cu_ok(cu.memsetD8Async(S.flush_device, S.flush_value, S.flush_bytes, NULL), "cuMemsetD8Async");
+    memset(S.flush_host, S.flush_value, S.flush_bytes);
+    return 1;
+}
+
+/* ---- the module's functions ---- */
+
+static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs) {
+    static char *names[] = {"tensor_type", "to_dlpack", "cuda_driver", "flush_bytes", "capture_fd", "input_fd",
+                            "timing_fd", "max_output_bytes", NULL};
+    PyObject *tensor_type, *to_dlpack;
+    const char *driver = NULL;
+    Py_ssize_t flush_bytes;
+    int capture_fd, input_fd, timing_fd;
+    unsigned long long max_output;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
+                                     &capture_fd, &input_fd, &timing_fd, &max_output))
+        return NULL;
+    if (S.ready) { PyErr_SetString(Fault, "the call site is initialised once per process"); return NULL; }
+    if (!PyType_Check(tensor_type) || !PyCallable_Check(to_dlpack)) {
+        PyErr_SetString(PyExc_TypeError, "tensor_type must be torch.Tensor and to_dlpack torch._C._to_dlpack");
+        return NULL;
+    }
+    if (driver) {
+        void *lib = dlopen(driver, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) { PyErr_Format(Fault, "cannot load the CUDA driver %s: %s", driver, dlerror()); return NULL; }
+#define LOAD(field, symbol) if (!(*(void **)&cu.field = dlsym(lib, symbol))) { PyErr_Format(Fault, "the CUDA driver lacks %s", symbol); return NULL; }
+        LOAD(ctxSynchronize, "cuCtxSynchronize") LOAD(ctxGetCurrent, "cuCtxGetCurrent")
+        LOAD(eventCreate, "cuEventCreate") LOAD(eventRecord, "cuEventRecord") LOAD(eventSynchronize, "cuEventSynchronize")
+        LOAD(eventElapsedTime, "cuEventElapsedTime") LOAD(memAlloc, "cuMemAlloc_v2")
+        LOAD(memsetD8Async, "cuMemsetD8Async") LOAD(memsetD8, "cuMemsetD8_v2") LOAD(memcpyDtoH, "cuMemcpyDtoH_v2")
+        LOAD(memcpyHtoD, "cuMemcpyHtoD_v2") LOAD(getErrorString, "cuGetErrorString")
+#undef LOAD
+        CUcontext context = NULL;
+        if (!cu_ok(cu.ctxGetCurrent(&context), "cuCtxGetCurrent")) return NULL;
+        if (!context) { PyErr_SetString(Fault, "no CUDA context is current: initialise torch.cuda first"); return NULL; }
+        if (!cu_ok(cu.eventCreate(&S.start, 0), "cuEventCreate") || !cu_ok(cu.eventCreate(&S.returned, 0), "cuEventCreate")
+            || !cu_ok(cu.eventCreate(&S.end, 0), "cuEventCreate"))
+            return NULL;
+        if (flush_bytes > 0 && !cu_ok(cu.memAlloc(&S.flush_device, (size_t)flush_bytes), "cuMemAlloc")) return NULL;
+        S.cuda = 1;
+    } else if (flush_bytes > 0) {
+        S.flush_host = malloc((size_t)flush_bytes);
+        if (!S.flush_host) return PyErr_NoMemory();
+    }
+    Py_INCREF(tensor_type);
+    Py_INCREF(to_dlpack);
+    S.tensor_type = tensor_type;
+    S.to_dlpack = to_dlpack;
+    S.flush_bytes = flush_bytes > 0 ? (size_t)flush_bytes : 0;
+    S.capture_fd = capture_fd;
+    S.input_fd = input_fd;
+    S.timing_fd = timing_fd;
+    S.max_output_bytes = max_output;
+    S.ready = 1;
+    Py_RETURN_NONE;
+}
+
+/* call(fn, args, slots, *, capture, poison) -> dict
+ * `slots` is a tuple of the harness's empty input tensors (a subset of `args`, in order), filled
+ * from the inputs pipe inside the window, or None when the inputs were made in this process. */
+static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs) {
+    static char *names[] = {"fn", "args", "slots", "capture", "poison", NULL};
+    PyObject *fn, *args, *slots;
+    int capture = 0, poison = 0;
+    if (!PyArg_ParseTupleAndKeywords(pargs, kwargs, "OO!O|pp", names, &fn, &PyTuple_Type, &args, &slots, &capture, &poison))
+        return NULL;
+    if (!S.ready) { PyErr_SetString(Fault, "the call site is not initialised"); return NULL; }
+    if (slots != Py_None && (!PyTuple_CheckExact(slots) || PyTuple_GET_SIZE(slots) > MAX_SLOTS)) {
+        PyErr_SetString(PyExc_TypeError, "slots must be a tuple of tensors or None");
+        return NULL;
+    }
+    if ((capture || slots != Py_None) && S.capture_fd < 0) { PyErr_SetString(Fault, "no capture pipe"); return NULL; }
+    Py_ssize_t slot_count = slots == Py_None ? 0 : PyTuple_GET_SIZE(slots);
+    Slot slot[MAX_SLOTS];
+    uint64_t input_bytes = 0;
+    Window window;
+    PyObject *result = NULL, *error = NULL, *modified = NULL, *reply = NULL;
+    float ms = 0, stream_ms = 0;
+    double host_ms = 0;
+    int captured = 0;
+
+    S.sequence++;
+    close_window(&window);
+    if (poison && !poison_previous()) goto fault;
+    S.leaf_count = 0;
+    if (slot_count && (!read_slots(slots, slot, slot_count, &input_bytes) || !receive_inputs(slot, slot_count, input_bytes)))
+        goto fault;
+    if (!flush()) goto fault;
+    if (S.cuda && (!cu_ok(cu.ctxSynchronize(), "cuCtxSynchronize") || !cu_ok(cu.eventRecord(S.start, NULL), "cuEventRecord")))
+        goto fault;
+
+    open_window(&window);
+    double began = now_ms();
+    result = PyObject_Call(fn, args, NULL);
+    double returned = now_ms();
+    close_window(&window);
+
+    host_ms = returned - began;
+    if (!result) {
+        PyObject *type, *tb;
+        PyErr_Fetch(&type, &error, &tb);
+        PyErr_NormalizeException(&type, &error, &tb);
+        if (error && tb) PyException_SetTraceback(error, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+    }
+    if (S.cuda) {
+        if (!cu_ok(cu.eventRecord(S.returned, NULL), "cuEventRecord")) goto fault;
+        CUresult r;
+        /* Released while waiting: a host function the call enqueued may need the GIL to finish. */
+        Py_BEGIN_ALLOW_THREADS
+        r = cu.ctxSynchronize();
+        Py_END_ALLOW_THREADS
+        if (r == 0) r = cu.ctxSynchronize(); /* and nothing launched while the GIL was free is left out */
+        if (r != 0) {
+            const char *text = "unknown";
+            cu.getErrorString(r, &text);
+            if (!error) { /* the call's own failure, surfacing at the synchronize: the candidate's, not ours */
+                PyErr_Format(PyExc_RuntimeError, "CUDA error after the call: %s", text);
+                PyObject *type, *tb;
+                PyErr_Fetch(&type, &error, &tb);
+                PyErr_NormalizeException(&type, &error, &tb);
+                Py_XDECREF(type);
+                Py_XDECREF(tb);
+            }
+        } else {
+            if (!cu_ok(cu.eventRecord(S.end, NULL), "cuEventRecord") || !cu_ok(cu.eventSynchronize(S.end), "cuEventSynchronize")
+                || !cu_ok(cu.eventElapsedTime(&ms, S.start, S.end), "cuEventElapsedTime")
+                || !cu_ok(cu.eventElapsedTime(&stream_ms, S.start, S.returned), "cuEventElapsedTime"))
+                goto fault;
+        }
+    } else {
+        ms = (float)host_ms;
+    }
+
+    if (capture) {
+        S.out_used = 0;
+        if (error ? !emit_note('E', "the call raised") : !emit_value(result, 0)) goto fault;
+        if (!send_frame(FRAME_OUTPUTS, S.out, S.out_used)) goto fault;
+        captured = !error;
+    }
+    if (slot_count && !error) {
+        modified = modified_slots(slot, slot_count);
+        if (!modified) goto fault;
+    }
+    if (S.timing_fd >= 0) {
+        TimingRecord record = {TIMING_MAGIC, 0, S.sequence, ms, S.cuda ? stream_ms : -1.0, host_ms, 0};
+        record.flags = (error ? TIMED_RAISED : TIMED_OK) | (captured ? TIMED_CAPTURED : 0) | (S.cuda ? TIMED_CUDA : 0);
+        for (Py_ssize_t i = 0; modified && i < PyList_GET_SIZE(modified); i++) {
+            long index = PyLong_AsLong(PyList_GET_ITEM(modified, i));
+            record.inputs_modified |= index < 63 ? (1ull << index) : (1ull << 63);
+        }
+        if (!write_all(S.timing_fd, (const char *)&record, sizeof record)) goto fault;
+    }
+    open_window(&window);
+
+    reply = Py_BuildValue("{s:O,s:O,s:d,s:d,s:d,s:i,s:O,s:K}", "result", result ? result : Py_None,
+                          "error", error ? error : Py_None, "ms", (double)ms, "stream_ms", S.cuda ? (double)stream_ms : -1.0,
+                          "host_ms", host_ms, "captured", captured, "inputs_modified", modified ? modified : Py_None,
+                          "sequence", (unsigned long long)S.sequence);
+    Py_XDECREF(result);
+    Py_XDECREF(error);
+    Py_XDECREF(modified);
+    return reply;
+
+fault:
+    open_window(&window);
+    Py_XDECREF(result);
+    Py_XDECREF(error);
+    Py_XDECREF(modified);
+    return NULL;
+}
+
+/* Which of the last call's captured outputs hold other bytes now than when they were captured:
+ * the output was finished after its call returned. */
+static PyObject *callsite_recheck(PyObject *self, PyObject *unused) {
+    PyObject *changed = PyList_New(0);
+    if (!changed) return NULL;
+    for (int i = 0; i < S.leaf_count; i++) {
+        Leaf *leaf = &S.leaves[i];
+        if (!grow(&S.host, &S.host_size, leaf->nbytes) || !read_leaf(leaf, S.host)) { Py_DECREF(changed); return NULL; }
+        if (digest_bytes(S.host, leaf->nbytes) != leaf->digest) {
+            PyObject *index = PyLong_FromLong(i);
+            if (!index || PyList_Append(changed, index) < 0) { Py_XDECREF(index); Py_DECREF(changed); return NULL; }
+            Py_DECREF(index);
+        }
+    }
+    return changed;
+}
+
+static PyMethodDef methods[] = {
+    {"init", (PyCFunction)(void (*)(void))callsite_init, METH_VARARGS | METH_KEYWORDS, "Set the call site up, before any user code loads."},
+    {"call", (PyCFunction)(void (*)(void))callsite_call, METH_VARARGS | METH_KEYWORDS, "Make, time and capture one call."},
+    {"recheck", callsite_recheck, METH_NOARGS, "Indices of the last outputs whose bytes changed since their capture."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "kernel_court_callsite", NULL, -1, methods};
+
+PyMODINIT_FUNC PyInit_kernel_court_callsite(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    Fault = PyErr_NewException("kernel_court_callsite.Fault", PyExc_RuntimeError, NULL);
+    if (!Fault || PyModule_AddObject(m, "Fault", Fault) < 0) return NULL;
+    Py_INCREF(Fault);
+    return m;
+}
