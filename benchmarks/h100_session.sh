@@ -45,10 +45,9 @@ case $command in
 measure)
   python3 -m pytest tests/harness/test_gpu.py -q -p no:cacheprovider > "$state/test_gpu.txt" 2>&1
   tail -n 1 "$state/test_gpu.txt"
-  python3 benchmarks/harness_overhead.py --task L1T1 --out "$state/overhead-L1T1.json" > "$state/overhead.log" 2>&1
   python3 benchmarks/harness_cuda_l1.py cost --state "$state" > "$state/cost.log" 2>&1
   python3 benchmarks/harness_cuda_l1.py repeat --state "$state" > "$state/repeat.log" 2>&1
-  tail -n 3 "$state/overhead.log" "$state/cost.log"; cat "$state/repeat.log"
+  tail -n 3 "$state/cost.log"; cat "$state/repeat.log"
   ;;
 build)
   touch "$state/building"  # before returning, so a `verify` started next waits for the builds

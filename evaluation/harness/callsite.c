@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,6 +97,7 @@ enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8 };
 #define MAX_SLOTS 256
 
 typedef struct {
+    PyObject *tensor;     /* a strong reference until the next call has poisoned its memory */
     int device_type;
     char *first;          /* address of element 0 */
     int64_t ndim;
@@ -113,6 +115,8 @@ static struct {
     PyObject *tensor_type;   /* torch.Tensor, exactly */
     PyObject *to_dlpack;     /* torch._C._to_dlpack */
     int capture_fd, input_fd, timing_fd;
+    struct stat capture_id, input_id, timing_id;  /* the pipes the fds named at init */
+    int poison_outputs;
     uint64_t max_output_bytes;
     uint64_t sequence;
     char *flush_host; CUdeviceptr flush_device; size_t flush_bytes; unsigned char flush_value;
@@ -124,12 +128,26 @@ static struct {
     char *out; size_t out_size, out_used;
 } S;
 
-static PyObject *Fault; /* a fault of the call site itself: the harness reports it */
+static PyObject *Fault;    /* a fault of the call site itself: the harness reports it */
+static PyObject *Tampered; /* something of the call site's was replaced: the candidate is rejected for it */
 
 static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Whether `fd` still names the pipe it named at init. The fd numbers are no secret (the candidate's
+ * process can read them), so a candidate could dup2 another file over one and write the harness's
+ * records itself: every read and write checks the pipe's identity first. */
+static int same_pipe(int fd, const struct stat *expected, const char *what) {
+    struct stat now;
+    if (fstat(fd, &now) != 0 || now.st_dev != expected->st_dev || now.st_ino != expected->st_ino) {
+        PyErr_Format(Tampered, "the call site's %s was replaced: its file descriptor names another file than the "
+                     "harness gave it", what);
+        return 0;
+    }
+    return 1;
 }
 
 static int cu_ok(CUresult r, const char *what) {
@@ -338,6 +356,8 @@ static int emit_tensor(PyObject *value) {
     if (ok) {
         leaf->digest = digest_bytes(S.out + S.out_used, leaf->nbytes);
         S.out_used += leaf->nbytes;
+        Py_INCREF(value);
+        leaf->tensor = value;
         S.leaf_count++;
     }
     Py_DECREF(capsule);
@@ -403,6 +423,7 @@ static int emit_value(PyObject *value, int depth) {
 
 static int send_frame(uint32_t kind, const char *payload, uint64_t length) {
     FrameHeader header = {FRAME_MAGIC, kind, length, S.sequence};
+    if (!same_pipe(S.capture_fd, &S.capture_id, "capture pipe")) return 0;
     return write_all(S.capture_fd, (const char *)&header, sizeof header) && write_all(S.capture_fd, payload, length);
 }
 
@@ -415,7 +436,7 @@ static int read_slots(PyObject *slots, Slot *slot, Py_ssize_t count, uint64_t *t
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *tensor = PyTuple_GET_ITEM(slots, i);
         if (!Py_IS_TYPE(tensor, (PyTypeObject *)S.tensor_type)) {
-            PyErr_SetString(Fault, "an input slot is not exactly a torch.Tensor: the harness's allocation was tampered with");
+            PyErr_SetString(Tampered, "an input slot is not exactly a torch.Tensor: the harness's allocation was tampered with");
             return 0;
         }
         PyObject *capsule;
@@ -426,7 +447,7 @@ static int read_slots(PyObject *slots, Slot *slot, Py_ssize_t count, uint64_t *t
         int ok = describe_leaf(&managed->dl_tensor, &leaf, why, sizeof why);
         Py_DECREF(capsule);  /* the slot tuple keeps the tensor alive */
         if (!ok || !is_contiguous(&leaf) || (leaf.device_type == kDLCUDA) != S.cuda) {
-            PyErr_SetString(Fault, "an input slot is not a contiguous tensor on the call's device: the harness's allocation was tampered with");
+            PyErr_SetString(Tampered, "an input slot is not a contiguous tensor on the call's device: the harness's allocation was tampered with");
             return 0;
         }
         slot[i].data = leaf.first;
@@ -439,6 +460,8 @@ static int read_slots(PyObject *slots, Slot *slot, Py_ssize_t count, uint64_t *t
 
 static int receive_inputs(Slot *slot, Py_ssize_t count, uint64_t total) {
     FrameHeader ready = {FRAME_MAGIC, FRAME_READY, 0, S.sequence};
+    if (!same_pipe(S.capture_fd, &S.capture_id, "capture pipe") || !same_pipe(S.input_fd, &S.input_id, "inputs pipe"))
+        return 0;
     if (!write_all(S.capture_fd, (const char *)&ready, sizeof ready)) return 0;
     FrameHeader header;
     if (!read_all(S.input_fd, (char *)&header, sizeof header)) return 0;
@@ -483,17 +506,23 @@ static PyObject *modified_slots(Slot *slot, Py_ssize_t count) {
     return modified;
 }
 
-/* The previous call's captured outputs, overwritten with 0xff bytes (NaN for every float type): an
- * output stored and returned again holds poison, not the answer it held when it was captured. */
+/* The previous call's captured outputs, overwritten with 0xff bytes (NaN for every float type), unless
+ * the reference itself returns memory its model keeps (decided at init, before any user code): an
+ * output stored and returned again holds poison, not the answer it held when it was captured. The
+ * call site holds each captured tensor until then, so the memory it writes is still that output's. */
 static int poison_previous(void) {
+    int ok = 1;
     for (int i = 0; i < S.leaf_count; i++) {
         Leaf *leaf = &S.leaves[i];
         size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
-        if (!span) continue;
-        if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
-        else if (!cu_ok(cu.memsetD8((CUdeviceptr)leaf->span_lo, 0xff, span), "cuMemsetD8")) return 0;
+        if (ok && S.poison_outputs && span) {
+            if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
+            else ok = cu_ok(cu.memsetD8((CUdeviceptr)leaf->span_lo, 0xff, span), "cuMemsetD8");
+        }
+        Py_CLEAR(leaf->tensor);
     }
-    return 1;
+    S.leaf_count = 0;
+    return ok;
 }
 
 static int flush(void) {
@@ -508,15 +537,18 @@ static int flush(void) {
 
 static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"tensor_type", "to_dlpack", "cuda_driver", "flush_bytes", "capture_fd", "input_fd",
-                            "timing_fd", "max_output_bytes", NULL};
+                            "timing_fd", "max_output_bytes", "poison_outputs", NULL};
     PyObject *tensor_type, *to_dlpack;
     const char *driver = NULL;
     Py_ssize_t flush_bytes;
-    int capture_fd, input_fd, timing_fd;
+    int capture_fd, input_fd, timing_fd, poison_outputs = 0;
     unsigned long long max_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
-                                     &capture_fd, &input_fd, &timing_fd, &max_output))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK|p", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
+                                     &capture_fd, &input_fd, &timing_fd, &max_output, &poison_outputs))
         return NULL;
+    if ((capture_fd >= 0 && fstat(capture_fd, &S.capture_id) != 0) || (input_fd >= 0 && fstat(input_fd, &S.input_id) != 0)
+        || (timing_fd >= 0 && fstat(timing_fd, &S.timing_id) != 0))
+        return PyErr_SetFromErrno(PyExc_OSError);
     if (S.ready) { PyErr_SetString(Fault, "the call site is initialised once per process"); return NULL; }
     if (!PyType_Check(tensor_type) || !PyCallable_Check(to_dlpack)) {
         PyErr_SetString(PyExc_TypeError, "tensor_type must be torch.Tensor and to_dlpack torch._C._to_dlpack");
@@ -552,19 +584,20 @@ static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs)
     S.capture_fd = capture_fd;
     S.input_fd = input_fd;
     S.timing_fd = timing_fd;
+    S.poison_outputs = poison_outputs;
     S.max_output_bytes = max_output;
     S.ready = 1;
     Py_RETURN_NONE;
 }
 
-/* call(fn, args, slots, *, capture, poison) -> dict
+/* call(fn, args, slots, *, capture) -> dict
  * `slots` is a tuple of the harness's empty input tensors (a subset of `args`, in order), filled
  * from the inputs pipe inside the window, or None when the inputs were made in this process. */
 static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs) {
-    static char *names[] = {"fn", "args", "slots", "capture", "poison", NULL};
+    static char *names[] = {"fn", "args", "slots", "capture", NULL};
     PyObject *fn, *args, *slots;
-    int capture = 0, poison = 0;
-    if (!PyArg_ParseTupleAndKeywords(pargs, kwargs, "OO!O|pp", names, &fn, &PyTuple_Type, &args, &slots, &capture, &poison))
+    int capture = 0;
+    if (!PyArg_ParseTupleAndKeywords(pargs, kwargs, "OO!O|p", names, &fn, &PyTuple_Type, &args, &slots, &capture))
         return NULL;
     if (!S.ready) { PyErr_SetString(Fault, "the call site is not initialised"); return NULL; }
     if (slots != Py_None && (!PyTuple_CheckExact(slots) || PyTuple_GET_SIZE(slots) > MAX_SLOTS)) {
@@ -583,8 +616,7 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
 
     S.sequence++;
     close_window(&window);
-    if (poison && !poison_previous()) goto fault;
-    S.leaf_count = 0;
+    if (!poison_previous()) goto fault;
     if (slot_count && (!read_slots(slots, slot, slot_count, &input_bytes) || !receive_inputs(slot, slot_count, input_bytes)))
         goto fault;
     if (!flush()) goto fault;
@@ -652,7 +684,9 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
             long index = PyLong_AsLong(PyList_GET_ITEM(modified, i));
             record.inputs_modified |= index < 63 ? (1ull << index) : (1ull << 63);
         }
-        if (!write_all(S.timing_fd, (const char *)&record, sizeof record)) goto fault;
+        if (!same_pipe(S.timing_fd, &S.timing_id, "timing pipe")
+            || !write_all(S.timing_fd, (const char *)&record, sizeof record))
+            goto fault;
     }
     open_window(&window);
 
@@ -705,5 +739,8 @@ PyMODINIT_FUNC PyInit_kernel_court_callsite(void) {
     Fault = PyErr_NewException("kernel_court_callsite.Fault", PyExc_RuntimeError, NULL);
     if (!Fault || PyModule_AddObject(m, "Fault", Fault) < 0) return NULL;
     Py_INCREF(Fault);
+    Tampered = PyErr_NewException("kernel_court_callsite.Tampered", Fault, NULL);
+    if (!Tampered || PyModule_AddObject(m, "Tampered", Tampered) < 0) return NULL;
+    Py_INCREF(Tampered);
     return m;
 }

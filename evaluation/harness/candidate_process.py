@@ -42,15 +42,13 @@ class CandidateProcess:
         self.candidate_model = None
         self.candidate_module = None
         self.candidate_state = None
-        # The last call's outputs, kept alive: the call site poisons their memory before the next call.
+        # The last call's outputs (the call site also holds them until it has poisoned their memory).
         self.last_outputs: list = []
         # Every earlier output of the instance, as (memory span, weak reference to its storage): one
         # that something still holds may not come back as a later output. Weak, so that outputs the
         # candidate let go of free their memory as they would outside the harness (holding them all
         # made every timed call allocate new memory).
         self.earlier: list[tuple] = []
-        # Whether the call site holds the previous call's captured outputs, still alive here.
-        self.captured_before = False
 
     # -- requests -------------------------------------------------------------------------------
 
@@ -66,7 +64,8 @@ class CandidateProcess:
             torch.zeros(1, device="cuda")  # the context current on this thread, for the call site
         self.spec = request["spec"]
         self.flush_bytes = timing.start(self.device, flush_bytes=request.get("flush_bytes"),
-                                        max_output_bytes=request["max_output_bytes"], **self.fds)
+                                        max_output_bytes=request["max_output_bytes"],
+                                        poison_outputs=request["poison_outputs"], **self.fds)
         if request.get("prime_compiler"):
             integrity.prime_compiler()
         integrity.quiet_library_threads()
@@ -95,7 +94,7 @@ class CandidateProcess:
 
     def instantiate(self, request: dict) -> dict:
         self.candidate_model = None
-        self.last_outputs, self.earlier, self.captured_before = [], [], False
+        self.last_outputs, self.earlier = [], []
         try:
             args = values.decode(request["init"], self.device)
             self.candidate_state.apply()
@@ -113,16 +112,14 @@ class CandidateProcess:
         self.candidate_state.apply()
         loading.seed_everything(request["seed"] + 1)
         reply = {"ok": True}
-        poison = request["poison"] and self.captured_before
         with _no_grad():
             if request.get("profile"):
                 kernels, done = profiling.kernels_of(
-                    lambda: timing.call(self.candidate_model, args, slots, capture=True, poison=poison), self.device)
+                    lambda: timing.call(self.candidate_model, args, slots, capture=True), self.device)
                 reply["kernels"] = kernels
             else:
-                done = timing.call(self.candidate_model, args, slots, capture=True, poison=poison)
+                done = timing.call(self.candidate_model, args, slots, capture=True)
         result, error = done["result"], done["error"]
-        self.captured_before = bool(done["captured"])
         del done
         facts = self.after_candidate(sampled=True)
         if error is not None:

@@ -136,6 +136,8 @@ def _parse(reader: _Reader, leaves: list, depth: int) -> str:
         code, bits, device, ndim = reader.unpack("<BBBB")
         shape = reader.unpack(f"<{ndim}q")
         strides = reader.unpack(f"<{ndim}q")
+        if any(n < 0 for n in shape):
+            raise FrameError("a tensor record with a negative size")
         address, nbytes = reader.unpack("<QQ")
         dtype = _DTYPES.get((code, bits))
         raw = reader.take(nbytes)

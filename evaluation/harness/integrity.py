@@ -303,7 +303,15 @@ def busy_threads(known: set[int]) -> list[int]:
 
 
 def child_pids() -> set[int]:
+    """Processes other than this one: in the sandbox's own PID namespace (this process is its second,
+    after bubblewrap's init) every other process there, a daemon that left this process's tree by a
+    double fork included; without one, this process's children."""
     pid = _getpid()
+    if pid == 2:
+        try:
+            return {int(p) for p in os.listdir("/proc") if p.isdigit()} - {1, 2}
+        except OSError:
+            pass
     found = set()
     try:
         tasks = os.listdir(f"/proc/{pid}/task")

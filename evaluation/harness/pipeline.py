@@ -276,6 +276,9 @@ class Verification:
             raise Stop
         if reply.get("harness_error"):
             error = reply["harness_error"]
+            if side == CANDIDATE and error.get("type") == "Tampered":
+                self.ev.protocol.append(error["message"].removeprefix("Tampered: "))
+                raise Stop
             where = error.get("traceback", "").strip().splitlines()[-3:-1]
             detail = error["message"] + (f" (at {' / '.join(w.strip() for w in where)})" if where else "")
             self.ev.fault = Fault(side, stage, "harness", detail, error.get("cuda", False))
@@ -484,6 +487,7 @@ class Verification:
         self.ask(CANDIDATE, "prepare", {
             "spec": problem.get("spec", []), "flush_bytes": self.described["flush_bytes"],
             "gpu_memory_fraction": self.limits.gpu_memory_fraction, "max_output_bytes": self.max_output_bytes,
+            "poison_outputs": self.poison_outputs,
             "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
         }, self.limits.start_time_s)
 
@@ -513,7 +517,7 @@ class Verification:
             return self._baseline_call(who, phase, seed, variant, profile)
         fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "proof": phase == PROOF,
                                            "max_output_bytes": self.max_output_bytes})
-        message = {"seed": seed, "inputs": fed["inputs"], "profile": profile, "poison": self.poison_outputs}
+        message = {"seed": seed, "inputs": fed["inputs"], "profile": profile}
         if profile:
             limit = (self.limits.call_time_s, f"the limit on a profiled call ({self.limits.call_time_s:.0f} s)")
         elif self.building:

@@ -249,7 +249,10 @@ class ReferenceProcess:
         # candidates are held to the float32 output instead (`float32_reference_inexact`).
         error = calibration.get("max_rel_error")
         inexact = error is not None and not math.isnan(error) and error > tolerance.CEILING and not calibration.get("reference_nan")
-        got_structure, leaves, raised = frames.parse_outputs(captured)
+        try:
+            got_structure, leaves, raised = frames.parse_outputs(captured)
+        except (frames.FrameError, ValueError, RuntimeError) as exc:
+            return {"ok": False, "violation": f"the capture pipe carried an outputs frame that does not parse ({exc})"}
         result = comparison.compare_outputs(got_structure, leaves, structure, reference)
         if inexact:
             result["against_float32"] = comparison.compare_outputs(got_structure, leaves, structure, fp32)

@@ -33,6 +33,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluation.harness import cgroups
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 
 HARNESS_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -211,7 +212,7 @@ def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
     command = [
         tool, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
         "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-        "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev",
+        "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--tmpfs", "/dev/shm",
         "--size", str(view.home_bytes), "--tmpfs", HOME, "--dir", HOME + "/tmp",
         "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--chdir", HOME, "--clearenv",
     ]
@@ -332,6 +333,16 @@ class Launch:
     limits: dict
     address_space_limited: bool
     fallback_home: Path | None
+    # The control group it starts in (memory, counting tmpfs and memfd pages, and a cap on processes),
+    # where the host allows one.
+    group: cgroups.Group | None = None
+
+    def cleanup(self) -> None:
+        """After the process and its tree are gone."""
+        if self.group is not None:
+            self.group.remove()
+        if self.fallback_home is not None:
+            shutil.rmtree(self.fallback_home, ignore_errors=True)
 
 
 def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsite_dir: Path | None = None,
@@ -378,9 +389,13 @@ def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsi
         for name, value in env.items():
             command += ["--setenv", name, value]
     command += [sys.executable, "-I", "-X", "faulthandler", "-c", BOOT, module, json.dumps(settings)]
+    # The group's hard limit is a backstop above the watchdog's, which kills first with a clear reason.
+    group = cgroups.create(module.rsplit(".", 1)[-1], memory_bytes=int(memory_bytes * 1.25) + 2**28, processes=processes)
+    if group is not None:
+        command = group.enter(command)
     return Launch(command, env, "/" if state.confined else home, network,
                   {k: settings[k] for k in ("file_size_bytes", "open_files", "processes")},
-                  settings["address_space_bytes"] is not None, fallback_home)
+                  settings["address_space_bytes"] is not None, fallback_home, group)
 
 
 class SandboxedProcess:
@@ -413,7 +428,8 @@ class SandboxedProcess:
             raise
         self.network = started.network
         self.environment = started.env
-        self._fallback_home = started.fallback_home
+        self._launch = started
+        self.group = started.group
         with open(log_path, "ab") as log:
             self._process = subprocess.Popen(
                 started.command, cwd=started.cwd, env=started.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
@@ -440,10 +456,13 @@ class SandboxedProcess:
 
     def _watch(self) -> None:
         resident = _resident_bytes(self._process.pid)
+        charged = self.group.memory_in_use() if self.group is not None else None
+        resident = max(resident, charged or 0)
         self.peak_resident_bytes = max(self.peak_resident_bytes, resident)
         if resident > self.memory_bytes:
             self.kill()
-            raise ProcessFault("memory", f"its resident memory reached {resident / 2**30:.1f} GiB, over the "
+            raise ProcessFault("memory", f"its memory (resident, or charged to its control group: files in memory and "
+                               f"shared memory count) reached {resident / 2**30:.1f} GiB, over the "
                                f"{self.memory_bytes / 2**30:.1f} GiB limit, and it was killed")
 
     def request(self, message: dict, timeout: float) -> dict:
@@ -475,6 +494,9 @@ class SandboxedProcess:
         except subprocess.TimeoutExpired:
             self.kill()
             code = self._process.wait()
+        if self.group is not None and self.group.ran_out_of_memory():
+            return ProcessFault("memory", f"the kernel killed it at its memory limit ({self.group.memory_bytes / 2**30:.1f} "
+                                "GiB, counting files in memory and shared memory)")
         return ProcessFault("crashed", f"the process ended {when} ({describe_exit(code)})")
 
     def kill(self) -> None:
@@ -500,8 +522,7 @@ class SandboxedProcess:
             pass
         self.kill()
         self.channel.close()
-        if self._fallback_home is not None:
-            shutil.rmtree(self._fallback_home, ignore_errors=True)
+        self._launch.cleanup()
 
     def log_tail(self, limit: int = 4000) -> str:
         try:
@@ -524,7 +545,8 @@ class SandboxedProcess:
             else "the worker's filesystem, with the worker's permissions",
             "network": self.network,
             "memory_limit_bytes": self.memory_bytes,
-            "memory_enforced_by": ["resident-memory watchdog"] + (["RLIMIT_AS"] if self.address_space_limited else []),
+            "memory_enforced_by": ["resident-memory watchdog"] + (["RLIMIT_AS"] if self.address_space_limited else [])
+            + ([f"cgroup v{self.group.version} (memory, counting tmpfs and memfd pages; processes)"] if self.group else []),
             "limits": self.limits,
             "environment": sorted(self.environment),
             "memory_readable_by_others": False,

@@ -55,19 +55,21 @@ def default_flush_bytes(device: str) -> int:
 
 
 def start(device: str, *, flush_bytes: int | None, timing_fd: int, capture_fd: int = -1, input_fd: int = -1,
-          max_output_bytes: int = 0) -> int:
-    """Set the call site up (once per process, before any user code loads); the flush size in bytes."""
+          max_output_bytes: int = 0, poison_outputs: bool = False) -> int:
+    """Set the call site up (once per process, before any user code loads); the flush size in bytes.
+    `poison_outputs`: overwrite each captured output before the next call (off where the reference
+    itself returns memory its model keeps)."""
     size = default_flush_bytes(device) if flush_bytes is None else flush_bytes
     _site.init(tensor_type=torch.Tensor, to_dlpack=torch._C._to_dlpack, cuda_driver=CUDA_DRIVER if device == "cuda" else None,
                flush_bytes=size, capture_fd=capture_fd, input_fd=input_fd, timing_fd=timing_fd,
-               max_output_bytes=max_output_bytes)
+               max_output_bytes=max_output_bytes, poison_outputs=poison_outputs)
     return size
 
 
-def call(fn, args: list, slots: tuple | None, *, capture: bool, poison: bool = False) -> dict:
+def call(fn, args: list, slots: tuple | None, *, capture: bool) -> dict:
     """One call: its result (or the exception it raised) and, for this process's own bookkeeping,
     the times the call site also wrote to the parent."""
-    return _site.call(fn, tuple(args), slots, capture=capture, poison=poison)
+    return _site.call(fn, tuple(args), slots, capture=capture)
 
 
 def recheck() -> list[int]:

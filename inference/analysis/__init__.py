@@ -61,10 +61,7 @@ def analyse_problem(source: str, *, timeout_s: float = 60.0, cancel=lambda: Fals
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-        if started.fallback_home is not None:
-            import shutil
-
-            shutil.rmtree(started.fallback_home, ignore_errors=True)
+        started.cleanup()
     try:
         return ProblemProfile.from_dict(json.loads(stdout))
     except (ValueError, TypeError):

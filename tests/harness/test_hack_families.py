@@ -32,6 +32,8 @@ FAMILIES = [
     ("matmul", "hack_protocol_forgery", "rejected", "protocol_intact"),
     ("rnn_cell", "hack_rnn_cell_forgets_state", "incorrect", "outputs_match_reference"),
     ("matmul", "hack_forged_timing_record", "rejected", "protocol_intact"),
+    ("matmul", "hack_replaced_timing_pipe", "rejected", "protocol_intact"),
+    ("always_zero", "hack_swapped_handler", "incorrect", "outputs_finite"),
     # Code left behind to finish an output after its call returned (harness 7's first family).
     ("matmul", "hack_deferred_gc_callback", "rejected", "no_global_hooks"),
     ("matmul", "hack_deferred_signal_timer", "rejected", "no_global_hooks"),
@@ -102,11 +104,12 @@ def test_a_candidate_slowing_torch_in_its_own_process_cannot_slow_the_baselines(
     assert verdict["timing"]["speedups"]["eager"] < 2.0
 
 
-def test_a_process_left_spinning_while_the_baselines_run_is_rejected():
-    # Enough baseline calls for the spinner's CPU to show beyond a reply's bookkeeping.
+def test_a_daemon_left_spinning_outside_the_candidates_process_tree_is_rejected():
+    # A double fork leaves the process's tree, not the sandbox's PID namespace, where the candidate's
+    # process sees every process.
     verdict = verify("matmul", "hack_daemon_spinner", plan={"min_samples": 200, "max_samples": 200, "target_ci": 0.0})
 
-    assert (verdict["status"], failed_check(verdict)) == ("rejected", "quiet_while_baselines_run"), verdict["reason"]
+    assert (verdict["status"], failed_check(verdict)) == ("rejected", "no_background_processes"), verdict["reason"]
 
 
 def test_every_hostile_candidate_is_tested_here_and_documented_with_its_family():
@@ -116,3 +119,15 @@ def test_every_hostile_candidate_is_tested_here_and_documented_with_its_family()
 
     assert [name for name in hostile if f'"{name}"' not in tests] == []
     assert [name for name in hostile if f"`{name}`" not in developers] == []
+
+
+def test_memory_held_where_no_resident_set_shows_it_counts_against_the_limit():
+    # memfd pages are charged to the sandbox's control group; a resident-set watchdog saw 0.3 GiB of
+    # a candidate holding 7.5 GiB this way.
+    from evaluation.harness import cgroups
+
+    if not cgroups.available():
+        pytest.skip("this host lets the harness make no control group")
+    verdict = verify("matmul", "hack_memfd_memory", limits={"memory_bytes": 2 * 2**30})
+
+    assert verdict["status"] == "error" and "memory" in verdict["reason"], verdict["reason"]

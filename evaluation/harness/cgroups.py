@@ -1,0 +1,156 @@
+"""A control group per sandboxed process, where the host lets the harness make one.
+
+Two limits the sandbox cannot otherwise hold: memory the kernel charges to the group (pages in a
+tmpfs, memfd files and System V shared memory included, which no process's resident set shows: a
+candidate held 7.5 GiB of the host's memory in unmapped memfd files past the resident-memory
+watchdog), and a cap on processes and threads (RLIMIT_NPROC does not bind a sandbox of a harness
+that runs as root, whose processes are uid 0 outside their user namespace).
+
+cgroup v2 (a writable group of this process's with the memory and pids controllers) or v1 (the
+memory and pids hierarchies); where neither can be written (a container with a read-only
+/sys/fs/cgroup), `create` returns None and the watchdog on resident memory is the only memory limit,
+which the verdict's `sandbox` says. Standard library only.
+"""
+
+import secrets
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path("/sys/fs/cgroup")
+
+
+def _own(controller: str | None) -> str | None:
+    """This process's group path in a hierarchy: v2 ("0::/x") when controller is None, else v1."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        number, names, path = line.split(":", 2)
+        if controller is None and number == "0" and names == "":
+            return path
+        if controller is not None and controller in names.split(","):
+            return path
+    return None
+
+
+@dataclass
+class Group:
+    """The group's folders, one per hierarchy (one for v2), and what it holds."""
+
+    folders: list[Path]
+    version: int
+    memory_bytes: int
+
+    def enter(self, command: list[str]) -> list[str]:
+        """`command`, started inside the group: a shell joins it, then becomes the command, so no
+        process of it ever runs outside."""
+        joins = " ".join(f"echo $$ > {shlex.quote(str(folder / 'cgroup.procs'))} || exit 97;" for folder in self.folders)
+        return ["/bin/sh", "-c", f'{joins} exec "$@"', "sh", *command]
+
+    def memory_in_use(self) -> int | None:
+        """Anonymous and shared memory charged to the group (tmpfs and memfd pages are shared memory),
+        not the page cache of the files it read (torch's libraries), which the kernel reclaims."""
+        keys = ("anon", "shmem") if self.version == 2 else ("rss", "shmem")
+        for folder in self.folders:
+            try:
+                stat = dict(line.split() for line in (folder / "memory.stat").read_text().splitlines())
+            except (OSError, ValueError):
+                continue
+            return sum(int(stat.get(key, 0)) for key in keys)
+        return None
+
+    def ran_out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of the group for its memory limit."""
+        for folder in self.folders:
+            try:
+                if self.version == 2:
+                    events = dict(line.split() for line in (folder / "memory.events").read_text().splitlines())
+                    return int(events.get("oom_kill", 0)) > 0
+                if (folder / "memory.failcnt").exists():
+                    return int((folder / "memory.failcnt").read_text()) > 0
+            except (OSError, ValueError):
+                continue
+        return False
+
+    def remove(self) -> None:
+        """Removed once its processes are gone (killed: the caller has waited for them)."""
+        for folder in self.folders:
+            for _ in range(50):
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def _write(path: Path, value: str) -> None:
+    path.write_text(value)
+
+
+def create(label: str, *, memory_bytes: int, processes: int) -> Group | None:
+    """A new group under this process's own, with both limits set; None where the host allows none."""
+    name = f"kernel-court-{label}-{secrets.token_hex(4)}"
+    return _create_v2(name, memory_bytes, processes) or _create_v1(name, memory_bytes, processes)
+
+
+def _create_v2(name: str, memory_bytes: int, processes: int) -> Group | None:
+    own = _own(None)
+    if own is None or not (ROOT / "cgroup.controllers").exists():
+        return None
+    parent = ROOT / own.lstrip("/")
+    try:
+        enabled = (parent / "cgroup.subtree_control").read_text().split()
+        if not {"memory", "pids"} <= set(enabled):
+            _write(parent / "cgroup.subtree_control", "+memory +pids")
+        folder = parent / name
+        folder.mkdir()
+    except OSError:
+        return None
+    try:
+        _write(folder / "memory.max", str(memory_bytes))
+        if (folder / "memory.swap.max").exists():
+            _write(folder / "memory.swap.max", "0")
+        _write(folder / "pids.max", str(processes))
+    except OSError:
+        Group([folder], 2, memory_bytes).remove()
+        return None
+    return Group([folder], 2, memory_bytes)
+
+
+def _create_v1(name: str, memory_bytes: int, processes: int) -> Group | None:
+    folders = []
+    try:
+        for controller in ("memory", "pids"):
+            own = _own(controller)
+            hierarchy = ROOT / controller
+            if own is None or not hierarchy.is_dir():
+                raise OSError(f"no {controller} hierarchy")
+            folder = hierarchy / own.lstrip("/") / name
+            folder.mkdir()
+            folders.append(folder)
+        memory, pids = folders
+        _write(memory / "memory.limit_in_bytes", str(memory_bytes))
+        if (memory / "memory.memsw.limit_in_bytes").exists():
+            try:
+                _write(memory / "memory.memsw.limit_in_bytes", str(memory_bytes))
+            except OSError:
+                pass
+        _write(pids / "pids.max", str(processes))
+    except OSError:
+        Group(folders, 1, memory_bytes).remove()
+        return None
+    return Group(folders, 1, memory_bytes)
+
+
+def available() -> bool:
+    """Whether this host lets the harness make a group (tried once, then removed)."""
+    group = create("probe", memory_bytes=2**30, processes=64)
+    if group is None:
+        return False
+    group.remove()
+    return True
