@@ -117,6 +117,7 @@ static struct {
     int capture_fd, input_fd, timing_fd;
     struct stat capture_id, input_id, timing_id;  /* the pipes the fds named at init */
     int poison_outputs;
+    int every_call_captured;  /* the candidate's call site: inputs always from the pipe, outputs always captured */
     uint64_t max_output_bytes;
     uint64_t sequence;
     char *flush_host; CUdeviceptr flush_device; size_t flush_bytes; unsigned char flush_value;
@@ -367,8 +368,10 @@ static int emit_tensor(PyObject *value) {
 static int emit_value(PyObject *value, int depth) {
     if (depth > MAX_DEPTH) return emit_note('X', "an output nested too deeply");
     if (Py_IS_TYPE(value, (PyTypeObject *)S.tensor_type)) return emit_tensor(value);
-    if (PyTuple_CheckExact(value) || PyList_CheckExact(value)) {
-        char tag = PyTuple_CheckExact(value) ? '(' : '[';
+    /* Tuple subclasses too (torch.return_types.max, named tuples): their items are read from the
+     * tuple's own array, never through a method of theirs. */
+    if (PyTuple_Check(value) || PyList_CheckExact(value)) {
+        char tag = PyTuple_Check(value) ? '(' : '[';
         Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
         uint32_t count = (uint32_t)n;
         if (!emit(&tag, 1) || !emit(&count, 4)) return 0;
@@ -387,7 +390,14 @@ static int emit_value(PyObject *value, int depth) {
         uint32_t seen = 0;
         while (PyDict_Next(value, &position, &key, &item) && seen < count) {
             seen++;
-            if (!PyUnicode_CheckExact(key)) {
+            if (PyLong_CheckExact(key)) {
+                int overflow = 0;
+                long long number = PyLong_AsLongLongAndOverflow(key, &overflow);
+                char text[32];
+                if (overflow || (number == -1 && PyErr_Occurred())) { PyErr_Clear(); text[0] = 0; }
+                else snprintf(text, sizeof text, "%lld", number);
+                if (!emit_note('J', text)) return 0;
+            } else if (!PyUnicode_CheckExact(key)) {
                 if (!emit_note('K', "")) return 0;
             } else {
                 Py_ssize_t n;
@@ -466,7 +476,7 @@ static int receive_inputs(Slot *slot, Py_ssize_t count, uint64_t total) {
     FrameHeader header;
     if (!read_all(S.input_fd, (char *)&header, sizeof header)) return 0;
     if (header.magic != FRAME_MAGIC || header.kind != FRAME_INPUTS || header.length != total || header.sequence != S.sequence) {
-        PyErr_Format(Fault, "the inputs frame does not match the call (%llu bytes for %llu)",
+        PyErr_Format(Tampered, "the inputs frame does not match the call's input slots (%llu bytes for %llu)",
                      (unsigned long long)header.length, (unsigned long long)total);
         return 0;
     }
@@ -537,14 +547,14 @@ static int flush(void) {
 
 static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"tensor_type", "to_dlpack", "cuda_driver", "flush_bytes", "capture_fd", "input_fd",
-                            "timing_fd", "max_output_bytes", "poison_outputs", NULL};
+                            "timing_fd", "max_output_bytes", "poison_outputs", "every_call_captured", NULL};
     PyObject *tensor_type, *to_dlpack;
     const char *driver = NULL;
     Py_ssize_t flush_bytes;
-    int capture_fd, input_fd, timing_fd, poison_outputs = 0;
+    int capture_fd, input_fd, timing_fd, poison_outputs = 0, every_call_captured = 0;
     unsigned long long max_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK|p", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
-                                     &capture_fd, &input_fd, &timing_fd, &max_output, &poison_outputs))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK|pp", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
+                                     &capture_fd, &input_fd, &timing_fd, &max_output, &poison_outputs, &every_call_captured))
         return NULL;
     if ((capture_fd >= 0 && fstat(capture_fd, &S.capture_id) != 0) || (input_fd >= 0 && fstat(input_fd, &S.input_id) != 0)
         || (timing_fd >= 0 && fstat(timing_fd, &S.timing_id) != 0))
@@ -585,6 +595,7 @@ static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs)
     S.input_fd = input_fd;
     S.timing_fd = timing_fd;
     S.poison_outputs = poison_outputs;
+    S.every_call_captured = every_call_captured;
     S.max_output_bytes = max_output;
     S.ready = 1;
     Py_RETURN_NONE;
@@ -605,6 +616,13 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
         return NULL;
     }
     if ((capture || slots != Py_None) && S.capture_fd < 0) { PyErr_SetString(Fault, "no capture pipe"); return NULL; }
+    /* Set at init, before any user code: in the candidate's process no call is made without its inputs
+     * arriving inside the window and its outputs leaving in it. Python code that asks otherwise (a
+     * request handler the candidate swapped) is refused, not obeyed. */
+    if (S.every_call_captured && (!capture || slots == Py_None)) {
+        PyErr_SetString(Tampered, "a call was asked for without its inputs from the pipe or without its capture");
+        return NULL;
+    }
     Py_ssize_t slot_count = slots == Py_None ? 0 : PyTuple_GET_SIZE(slots);
     Slot slot[MAX_SLOTS];
     uint64_t input_bytes = 0;
@@ -617,7 +635,8 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
     S.sequence++;
     close_window(&window);
     if (!poison_previous()) goto fault;
-    if (slot_count && (!read_slots(slots, slot, slot_count, &input_bytes) || !receive_inputs(slot, slot_count, input_bytes)))
+    if ((slot_count || S.every_call_captured)
+        && (!read_slots(slots, slot, slot_count, &input_bytes) || !receive_inputs(slot, slot_count, input_bytes)))
         goto fault;
     if (!flush()) goto fault;
     if (S.cuda && (!cu_ok(cu.ctxSynchronize(), "cuCtxSynchronize") || !cu_ok(cu.eventRecord(S.start, NULL), "cuEventRecord")))

@@ -65,7 +65,7 @@ class CandidateProcess:
         self.spec = request["spec"]
         self.flush_bytes = timing.start(self.device, flush_bytes=request.get("flush_bytes"),
                                         max_output_bytes=request["max_output_bytes"],
-                                        poison_outputs=request["poison_outputs"], **self.fds)
+                                        poison_outputs=request["poison_outputs"], every_call_captured=True, **self.fds)
         if request.get("prime_compiler"):
             integrity.prime_compiler()
         integrity.quiet_library_threads()

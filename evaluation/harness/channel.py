@@ -69,8 +69,8 @@ class Channel:
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
             message = json.loads(line)
-        except ValueError as exc:
-            raise ChannelGarbage(f"not JSON: {line[:80]!r}") from exc
+        except (ValueError, RecursionError) as exc:
+            raise ChannelGarbage(f"not a harness message: {line[:80]!r}") from exc
         if not isinstance(message, dict):
             raise ChannelGarbage(f"not an object: {line[:80]!r}")
         return message

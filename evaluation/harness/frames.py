@@ -10,8 +10,9 @@ The OUTPUTS payload is a tree of records, each a one-byte tag:
     T tensor: u8 dlpack code, u8 bits, u8 device, u8 ndim, i64 shape[ndim], i64 strides[ndim],
       u64 address of element 0, u64 n, then n bytes (the elements, row-major)
     F float64, I int64, B bool (u8), N None
-    ( tuple and [ list: u32 count, then the items;  { dict: u32 count, then K key, value per item
-    K key, O other type, X not captured, E the call raised: u32 n, then n bytes of UTF-8
+    ( tuple (subclasses too) and [ list: u32 count, then the items;  { dict: u32 count, then per item
+    a key (K a string, J an integer in decimal) and its value
+    K, J, O other type, X not captured, E the call raised: u32 n, then n bytes of UTF-8
 """
 
 import os
@@ -174,10 +175,12 @@ def _parse(reader: _Reader, leaves: list, depth: int) -> str:
         (count,) = reader.unpack("<I")
         parts = []
         for _ in range(count):
-            if bytes(reader.take(1)) != b"K":
+            kind = bytes(reader.take(1))
+            if kind not in (b"K", b"J"):
                 raise FrameError("a dict record without its key")
-            key = reader.text()
-            parts.append(f"{key!r}:{_parse(reader, leaves, depth + 1)}")
+            text = reader.text()
+            key = repr(text) if kind == b"K" else text  # J: an integer key, in decimal
+            parts.append(f"{key}:{_parse(reader, leaves, depth + 1)}")
         return "dict{" + ",".join(parts) + "}"
     if tag == b"O":
         name = reader.text()
@@ -200,9 +203,11 @@ def _structure(value, leaves: list) -> str:
     if type(value) is torch.Tensor:
         leaves.append(value)
         return "T"
-    if type(value) in (tuple, list):
-        parts = [_structure(item, leaves) for item in value]
-        return f"{type(value).__name__}[{','.join(parts)}]"
+    if isinstance(value, tuple) or type(value) is list:
+        # Tuple subclasses (torch.return_types, named tuples) as tuples, read as the call site reads them.
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        items = tuple.__iter__(value) if kind == "tuple" else value
+        return f"{kind}[{','.join([_structure(item, leaves) for item in items])}]"
     if type(value) is dict:
         return "dict{" + ",".join(f"{k!r}:{_structure(v, leaves)}" for k, v in value.items()) + "}"
     if value is None:

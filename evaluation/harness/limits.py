@@ -39,7 +39,9 @@ class Limits:
     # Per sandboxed process: processes and threads, open files, the size of a file it writes.
     processes: int = 8192
     open_files: int = 4096
-    file_size_bytes: int = 8 * 2**30
+    file_size_bytes: int = 2 * 2**30
+    # A candidate's (or a problem's baselines') build cache after a run, at most; a fuller one is removed.
+    build_cache_bytes: int = 4 * 2**30
     # Refuse to run user code without the OS sandbox (bubblewrap). Only embedded mode turns this
     # off, and the verdict then says the run was not confined.
     require_sandbox: bool = True

@@ -49,12 +49,43 @@ REQUIRED = {(BASELINE, "describe"): ("env", "flush_bytes"), (BASELINE, "prepare"
             (REFERENCE, "feed"): ("inputs",), (REFERENCE, "compare"): ("comparison", "spec"),
             (REFERENCE, "instantiate"): ("init",)}
 REQUIRED_AFTER_CALL = ("output", "changed_after_capture")
+
+
+def _list_of(kind):
+    return lambda value: isinstance(value, list) and all(isinstance(item, kind) for item in value)
+
+
+# The shape of what the candidate's process reports: a reply with anything else in these fields came
+# from the candidate's own code (it can rewrite the harness's Python beside it), not the harness's.
+CANDIDATE_FACTS = {
+    "patched": _list_of(str), "new_threads": _list_of(str), "new_processes": _list_of(int),
+    "state_changes": lambda value: isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()),
+    "changed_after_capture": _list_of(int), "kernels": _list_of(dict),
+    "output": lambda value: (isinstance(value, dict) and isinstance(value.get("structure"), str)
+                             and _list_of(dict)(value.get("leaves")) and len(value["leaves"]) <= 4096),
+    "error": lambda value: isinstance(value, dict) and isinstance(value.get("message"), str),
+}
+
+
+def _count(value) -> bool:
+    return type(value) is int and value >= 0
+
+
+# The problem's code runs in the reference process and can rewrite its replies too: the figures the
+# parent computes with must at least be of their kind (a pasted problem is judged by itself, but must
+# not stop the harness from giving a verdict).
+REFERENCE_FACTS = {
+    "output_bytes": _count, "input_bytes": _count, "bytes": _count, "parameter_bytes": _count,
+    "flops": lambda value: value is None or _count(value), "structure": lambda value: isinstance(value, str),
+    "spec": _list_of(dict), "output_facts": _list_of(dict), "inputs": _list_of(dict), "init": lambda value: isinstance(value, dict),
+    "comparison": lambda value: isinstance(value, dict), "float32_error": lambda value: isinstance(value, dict),
+}
 STAGES = ("building", "checking", "timing", "done")
 CHECK_EVERY = 16
 # The call site's record of one call (callsite.c, TimingRecord).
 TIMING = struct.Struct("<IIQdddQ")
 TIMING_MAGIC = 0x3154434B
-TIMED_RAISED, TIMED_CUDA = 2, 8
+TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA = 2, 4, 8
 PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = 1031
 
@@ -182,7 +213,8 @@ class TimingPipe:
         if last and (self.buffer or select.select([self.fd], [], [], 0)[0]):
             raise ProcessFault("protocol", "the call site's timing pipe carried more records than calls were made")
         return {"ms": ms, "stream_ms": stream_ms if flags & TIMED_CUDA else None, "host_ms": host_ms if flags & TIMED_CUDA else None,
-                "raised": bool(flags & TIMED_RAISED), "inputs_modified": [i for i in range(64) if modified >> i & 1]}
+                "raised": bool(flags & TIMED_RAISED), "captured": bool(flags & TIMED_CAPTURED),
+                "inputs_modified": [i for i in range(64) if modified >> i & 1]}
 
     def close(self) -> None:
         try:
@@ -246,6 +278,7 @@ class Verification:
 
     def send(self, side: str, stage: str, message: dict) -> tuple:
         """Half a request, so that several processes can work at once; `receive` takes its reply."""
+        self.last_request = (side, stage)
         nonce = self.seed()
         try:
             self.processes[side].send({"op": stage, "nonce": nonce, **message})
@@ -256,6 +289,7 @@ class Verification:
 
     def receive(self, sent: tuple, limit: float | None = None, limit_name: str | None = None) -> dict:
         side, stage, nonce, message = sent
+        self.last_request = (side, stage)  # what the harness works with next is this reply
         process = self.processes[side]
         limit = limit or self.limits.call_time_s
         try:
@@ -276,6 +310,9 @@ class Verification:
             raise Stop
         if reply.get("harness_error"):
             error = reply["harness_error"]
+            if stage == "take_proof":  # the proof's inputs, refused or unreadable: the proof's fault
+                self.ev.fault = Fault(PROOF_SIDE, stage, "exception", error["message"])
+                raise Stop
             if side == CANDIDATE and error.get("type") == "Tampered":
                 self.ev.protocol.append(error["message"].removeprefix("Tampered: "))
                 raise Stop
@@ -293,6 +330,17 @@ class Verification:
         if missing:
             self.ev.protocol.append(f"a reply to {stage} lacked {', '.join(missing)}")
             raise Stop
+        if side == CANDIDATE:
+            malformed = [key for key, valid in CANDIDATE_FACTS.items() if key in reply and not valid(reply[key])]
+            if malformed:
+                self.ev.protocol.append(f"a reply to {stage} held {', '.join(malformed)} of a shape the harness never sends")
+                raise Stop
+        elif side == REFERENCE:
+            malformed = [key for key, valid in REFERENCE_FACTS.items() if key in reply and not valid(reply[key])]
+            if malformed:
+                self.ev.fault = Fault(side, stage, "harness", f"its reply held {', '.join(malformed)} of a shape the harness "
+                                                             "never sends (the problem's code rewrote it)")
+                raise Stop
         return reply
 
     def read_timing(self, side: str, stage: str) -> dict:
@@ -363,9 +411,12 @@ class Verification:
         problem_hash = sha256(self.problem_source.encode()).hexdigest()[:24]
         candidate_cache = build_root / "candidates" / candidate_hash
         baseline_cache_dir = build_root / "baselines" / problem_hash
-        for folder in (candidate_cache, baseline_cache_dir):
-            folder.mkdir(parents=True, exist_ok=True)
-            os.chmod(folder, 0o777)  # written by the sandbox's own user
+        # The sandbox's user is the harness's own outside its namespace: it owns what it writes, and
+        # nobody else may even reach it (a planted setuid file is useless to other users).
+        for folder in (build_root, build_root / "candidates", build_root / "baselines", candidate_cache, baseline_cache_dir):
+            folder.mkdir(exist_ok=True)
+            os.chmod(folder, 0o700)
+        self.caches = (candidate_cache, baseline_cache_dir)
         sources = root / "sources"
         sources.mkdir()
         (sources / "problem.py").write_text(self.problem_source)
@@ -529,6 +580,9 @@ class Verification:
         wall = (time.monotonic() - began) * 1e3
         call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, "call"))
         self.ev.calls.append(call)
+        if not (call.timing["captured"] or call.timing["raised"]):
+            self.ev.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
+            raise Stop
         if not reply["ok"]:
             self.ask(REFERENCE, "forget", {"seed": seed})
             self._candidate_error("call", reply)
@@ -592,7 +646,7 @@ class Verification:
         if not self.proof_source:
             return
         generating = self.send(PROOF_SIDE, "inputs", {"seed": self.seed()})
-        taking = self.send(REFERENCE, "take_proof", {"max_bytes": self.limits.proof_input_bytes})
+        taking = self.send(REFERENCE, "take_proof", {"max_bytes": self.limits.proof_input_bytes, "seed": self.seed()})
         self.receive(generating)
         self.receive(taking)
         self.call(CANDIDATE, PROOF, compare=True)
@@ -704,11 +758,23 @@ class Verification:
                 pass
             except NotConfined as exc:
                 self.ev.unconfined = str(exc)
+            except Exception as exc:  # noqa: BLE001  (a reply the harness could not use: a verdict says whose)
+                side, stage = getattr(self, "last_request", (REFERENCE, "start"))
+                detail = f"the harness could not use what the {side} process answered to {stage} ({type(exc).__name__}: {exc})"
+                if side == CANDIDATE:
+                    self.ev.protocol.append(detail)
+                else:
+                    self.ev.fault = Fault(side, stage, "harness", detail)
             finally:
                 self._close()
+                self._scrub_caches()
                 shutil.rmtree(self.root, ignore_errors=True)
                 self.ev.cost["total_s"] = round(time.monotonic() - began, 3)
-        verdict = scoring.verdict(self.ev, plan=self.plan, limits=self.limits)
+        try:
+            verdict = scoring.verdict(self.ev, plan=self.plan, limits=self.limits)
+        except Exception as exc:  # noqa: BLE001  (evidence of a shape no check expects: still a verdict)
+            verdict = scoring.failed_verdict(self.ev, f"the harness could not judge this run's evidence ({type(exc).__name__}: "
+                                                      f"{exc}); staff can re-verify it")
         self._store_baselines(verdict)
         self.progress("done")
         return verdict
@@ -788,11 +854,32 @@ class Verification:
             tail = self.processes[self.ev.fault.side].log_tail()
             self.ev.log_excerpt = (self.ev.log_excerpt + f"\n[{self.ev.fault.side} process]\n" + tail)[-6000:]
 
+    def _scrub_caches(self) -> None:
+        """What the sandboxes left in their build caches: no setuid or setgid bit, and no more than
+        `Limits.build_cache_bytes` each (a fuller one is removed; the next run builds again)."""
+        for folder in getattr(self, "caches", ()):
+            total = 0
+            for directory, _, names in os.walk(folder):
+                for name in names:
+                    path = os.path.join(directory, name)
+                    try:
+                        info = os.lstat(path)
+                        if info.st_mode & 0o6000 and not os.path.islink(path):
+                            os.chmod(path, info.st_mode & 0o1777)
+                        total += info.st_size
+                    except OSError:
+                        continue
+            if total > self.limits.build_cache_bytes:
+                shutil.rmtree(folder, ignore_errors=True)
+                self.ev.cost.setdefault("build_caches_removed", []).append(f"{folder.name}: {total / 2**30:.1f} GiB")
+
     def _store_baselines(self, verdict: Verdict) -> None:
-        if verdict.get("status") in ("error", "timeout", "crashed") and not verdict.get("timing"):
+        """Only a verified run's timings, each of at least the plan's samples, are kept for later runs:
+        a candidate rejected for running beside the baselines must not leave its effect on them."""
+        if verdict.get("status") != "verified":
             return
         measured = {name: m for name, m in (verdict.get("timing", {}).get("baselines") or {}).items()
-                    if name != "eager" and not m.get("cached")}
+                    if name != "eager" and not m.get("cached") and m.get("samples", 0) >= self.plan.min_samples}
         if measured and getattr(self, "env_key", None):
             baseline_cache.store_baselines(self.cache_dir, self.problem_source, self.env_key, measured)
 

@@ -208,7 +208,9 @@ class ReferenceProcess:
             raise ValueError("the proof's input description is too large")
         spec = json.loads(payload[4:4 + length])
         raw = memoryview(payload)[4 + length:]
-        self.proof_inputs = _decode_inputs(spec, raw, self.device)
+        proof = _decode_inputs(spec, raw, self.device)
+        _of_the_problems_kind(proof, self._generate(request["seed"], None))
+        self.proof_inputs = proof
         return {"ok": True, "inputs": inputs.describe(self.proof_inputs)}
 
     # -- one candidate call -------------------------------------------------------------------------
@@ -362,6 +364,33 @@ class ReferenceProcess:
 
     def finish(self, request: dict) -> dict:
         return {"ok": True, "violation": self.courier.violation if self.courier else None}
+
+
+# A proof's floating values may reach this many times the largest of the problem's own inputs.
+PROOF_MAGNITUDE = 1000.0
+
+
+def _of_the_problems_kind(proof: list, own: list) -> None:
+    """A proof shows a kernel wrong on inputs the problem could give it: the same number of inputs,
+    each tensor of the problem's dtype and shape, finite, and of a magnitude within PROOF_MAGNITUDE of
+    the problem's own. Values far outside them (1e8 - 1e8 + 1) test float32's rounding, not the kernel,
+    and a larger size would only test the kernel at sizes the problem does not ask for."""
+    if len(proof) != len(own):
+        raise ValueError(f"the proof gives {len(proof)} inputs where the problem's get_inputs() gives {len(own)}")
+    for index, (given, expected) in enumerate(zip(proof, own)):
+        if isinstance(expected, torch.Tensor):
+            if not isinstance(given, torch.Tensor) or given.dtype != expected.dtype or given.shape != expected.shape:
+                raise ValueError(f"the proof's input {index} must be a {str(expected.dtype).removeprefix('torch.')} tensor "
+                                 f"of shape {list(expected.shape)}, as the problem's is")
+            if given.is_floating_point() and given.numel():
+                if not bool(torch.isfinite(given).all()):
+                    raise ValueError(f"the proof's input {index} holds NaN or infinity")
+                bound = PROOF_MAGNITUDE * max(1.0, float(expected.abs().max())) if expected.numel() else PROOF_MAGNITUDE
+                if float(given.abs().max()) > bound:
+                    raise ValueError(f"the proof's input {index} reaches {float(given.abs().max()):.3g}, beyond "
+                                     f"{PROOF_MAGNITUDE:g} times the problem's own inputs ({bound:.3g})")
+        elif type(given) is not type(expected):
+            raise ValueError(f"the proof's input {index} must be a {type(expected).__name__}, as the problem's is")
 
 
 def _decode_inputs(spec: list, raw: memoryview, device: str) -> list:

@@ -147,3 +147,13 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
     if timing:
         result["timing"] = timing
     return clean(result)
+
+
+def failed_verdict(ev: Evidence, reason: str) -> Verdict:
+    """The verdict when the evidence cannot be judged: an error of the harness's, saying so."""
+    return clean({
+        "harness_version": HARNESS_VERSION, "status": "error", "reason": reason,
+        "checks": [{"name": "harness_judged", "passed": False, "detail": reason}], "correctness": {}, "flags": [],
+        "flag_details": {}, "kernels": {}, "static": ev.static, "problem": {}, "env": ev.env or {}, "sandbox": ev.sandbox,
+        "log_excerpt": ev.log_excerpt, "cost": ev.cost,
+    })

@@ -55,14 +55,15 @@ def default_flush_bytes(device: str) -> int:
 
 
 def start(device: str, *, flush_bytes: int | None, timing_fd: int, capture_fd: int = -1, input_fd: int = -1,
-          max_output_bytes: int = 0, poison_outputs: bool = False) -> int:
+          max_output_bytes: int = 0, poison_outputs: bool = False, every_call_captured: bool = False) -> int:
     """Set the call site up (once per process, before any user code loads); the flush size in bytes.
     `poison_outputs`: overwrite each captured output before the next call (off where the reference
-    itself returns memory its model keeps)."""
+    itself returns memory its model keeps). `every_call_captured` (the candidate's process): refuse
+    any call whose inputs do not come from the pipe or whose outputs are not captured."""
     size = default_flush_bytes(device) if flush_bytes is None else flush_bytes
     _site.init(tensor_type=torch.Tensor, to_dlpack=torch._C._to_dlpack, cuda_driver=CUDA_DRIVER if device == "cuda" else None,
                flush_bytes=size, capture_fd=capture_fd, input_fd=input_fd, timing_fd=timing_fd,
-               max_output_bytes=max_output_bytes, poison_outputs=poison_outputs)
+               max_output_bytes=max_output_bytes, poison_outputs=poison_outputs, every_call_captured=every_call_captured)
     return size
 
 

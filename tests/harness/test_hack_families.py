@@ -34,6 +34,10 @@ FAMILIES = [
     ("matmul", "hack_forged_timing_record", "rejected", "protocol_intact"),
     ("matmul", "hack_replaced_timing_pipe", "rejected", "protocol_intact"),
     ("always_zero", "hack_swapped_handler", "incorrect", "outputs_finite"),
+    ("matmul", "hack_prefetched_inputs", "rejected", "protocol_intact"),
+    ("matmul", "hack_uncaptured_call", "rejected", "protocol_intact"),
+    ("matmul", "hack_nested_reply", "rejected", "protocol_intact"),
+    ("matmul", "hack_malformed_reply", "rejected", "protocol_intact"),
     # Code left behind to finish an output after its call returned (harness 7's first family).
     ("matmul", "hack_deferred_gc_callback", "rejected", "no_global_hooks"),
     ("matmul", "hack_deferred_signal_timer", "rejected", "no_global_hooks"),

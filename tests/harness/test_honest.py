@@ -216,3 +216,27 @@ def test_every_seed_comes_from_the_operating_systems_secret_source(monkeypatch):
 
     assert len(drawn) == 5 and len(seeds) == 5
     assert isinstance(verification.rng, secrets.SystemRandom)
+
+
+def test_dicts_keyed_by_integers_and_named_tuples_in_an_output_verify():
+    verdict = verify("dict_int_keys", "honest_dict_int_keys")
+
+    assert verdict["status"] == "verified", verdict["reason"]
+
+
+@pytest.mark.parametrize("proof", ["proof_huge_values", "proof_other_shape"])
+def test_a_proof_of_inputs_the_problem_could_not_give_is_refused_not_held_against_the_kernel(proof):
+    # 1e8 - 1e8 + 1 tests float32's rounding (an honest kernel summing in another order fails it), and
+    # other sizes test the kernel where the problem does not ask: the proof check fails (staff look),
+    # it does not break the kernel.
+    verdict = verify("matmul", "honest_matmul", proof_inputs_source=candidate(proof))
+
+    assert verdict["status"] == "error", verdict["reason"]
+    assert verdict["reason"].startswith("problem_runs: the hack report's proof inputs failed")
+
+
+def test_a_problem_that_rewrites_the_reference_process_gets_a_verdict_not_a_crash():
+    verdict = verify("hostile_reference", "honest_matmul")
+
+    assert verdict["status"] == "error", verdict["reason"]
+    assert "the problem's reference failed at inspect" in verdict["reason"] and "output_bytes" in verdict["reason"]

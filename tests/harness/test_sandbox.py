@@ -197,3 +197,21 @@ def test_the_parent_never_imports_torch():
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True)
 
     assert done.stdout.strip() == "False"
+
+
+@confined
+def test_a_setuid_file_planted_in_the_build_cache_loses_its_bit_and_nobody_else_can_reach_it(tmp_path):
+    verdict = verify("matmul", "probe_setuid_in_cache", limits={"build_cache_dir": str(tmp_path / "builds")})
+
+    assert "PLANTED 0o104755" in verdict["log_excerpt"], verdict["log_excerpt"]
+    planted = list((tmp_path / "builds").rglob("planted-id"))
+    assert planted and not planted[0].stat().st_mode & 0o6000
+    for folder in [tmp_path / "builds", *(tmp_path / "builds").iterdir()]:
+        assert folder.stat().st_mode & 0o077 == 0, oct(folder.stat().st_mode)
+
+
+def test_a_rejected_run_leaves_no_baseline_timings_for_later_runs(tmp_path):
+    verdict = verify("matmul", "hack_background_thread", baselines=("eager", "compile"), baseline_cache_dir=str(tmp_path))
+
+    assert verdict["status"] == "rejected"
+    assert not list(tmp_path.glob("baselines-*.json"))
