@@ -15,11 +15,7 @@ command=$1
 state=$(realpath -m "$2")
 mkdir -p "$state"
 export PYTHONUNBUFFERED=1
-if ! command -v bwrap >/dev/null 2>&1; then
-  mkdir -p /tmp/bwrap && for deb in .deb/*.deb; do [ -f "$deb" ] && dpkg -x "$deb" /tmp/bwrap; done
-  export PATH=/tmp/bwrap/usr/bin:$PATH
-  bwrap --version >/dev/null 2>&1 || export LD_LIBRARY_PATH=/tmp/bwrap/usr/lib/x86_64-linux-gnu:/tmp/bwrap/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-fi
+. "$(dirname "$0")/bwrap_env.sh"
 sample=$(python3 -c 'import sys; sys.path.insert(0, "benchmarks"); import harness_cuda_l1 as h; print(",".join(sorted(h.all_baseline_sample(h.entries()))))')
 
 case $command in

@@ -105,6 +105,7 @@ def _prior(candidate: Candidate, evaluations: list[Evaluation]) -> PriorCandidat
                 speedup_eager=e.speedup_eager,
                 speedup_compile=e.speedup_compile,
                 reason=e.reason,
+                speedup_eager_low=(e.speedup_interval("eager") or [None])[0],
             )
             for e in evaluations
         ],

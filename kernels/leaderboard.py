@@ -21,8 +21,8 @@ SPEEDUP_COLUMNS = {
     "compile-ro": "speedup_compile_ro",
     "cudagraph": "speedup_cudagraph",
 }
-# A kernel "beats" a baseline when it is more than 1% faster (CUDA-L1 counts > 1.01x).
-BEATS = 1.01
+# A kernel "beats" a baseline when the whole 95% interval of its speedup is above 1.01
+# (Evaluation.beats); a speedup within noise of 1 is no win.
 
 
 def listed_evaluations() -> QuerySet[Evaluation]:
@@ -70,11 +70,12 @@ class Summary:
     speedups: list[float] = field(default_factory=list, repr=False)
 
 
-def summarize(speedups: list[float], *, level, baseline: str, problems: int) -> Summary:
-    summary = Summary(level=level, baseline=baseline, problems=problems, verified=len(speedups), speedups=speedups)
+def summarize(speedups: list[float], *, level, baseline: str, problems: int, beats: int = 0) -> Summary:
+    """`beats`: how many of them are faster beyond doubt (Evaluation.beats: the whole interval above 1.01)."""
+    summary = Summary(level=level, baseline=baseline, problems=problems, verified=len(speedups), speedups=speedups,
+                      beats=beats)
     if speedups:
         ordered = sorted(speedups)
-        summary.beats = sum(1 for s in ordered if s > BEATS)
         summary.mean = statistics.fmean(ordered)
         summary.median = statistics.median(ordered)
         summary.geomean = math.exp(statistics.fmean(math.log(s) for s in ordered))
@@ -101,9 +102,10 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
     for baseline, column in SPEEDUP_COLUMNS.items():
         for level in levels + ["all"]:
             selected = counted if level == "all" else [r for r in counted if r.candidate.problem.level == level]
-            speedups = [getattr(r, column) for r in selected if getattr(r, column) is not None]
+            measured = [r for r in selected if getattr(r, column) is not None]
             problems = sum(problem_counts.values()) if level == "all" else problem_counts.get(level, 0)
-            table.append(summarize(speedups, level=level, baseline=baseline, problems=problems))
+            table.append(summarize([getattr(r, column) for r in measured], level=level, baseline=baseline, problems=problems,
+                                   beats=sum(1 for r in measured if r.beats(baseline))))
     return table
 
 

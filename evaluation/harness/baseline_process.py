@@ -87,6 +87,16 @@ class BaselineProcess:
             raise done["error"]
         return reply
 
+    def burst(self, request: dict) -> dict:
+        """A baseline's calls back to back, exactly as the candidate's burst is made (callsite.c, burst)."""
+        args, slots = values.input_slots(request["inputs"], self.device)
+        loading.seed_everything(request["seed"] + 1)
+        with _no_grad():
+            done = timing.burst(self.calls[request["who"]], args, slots, capture=False)
+        if done["error"] is not None:
+            raise done["error"]
+        return {"ok": True, "count": done["count"]}
+
     def finish(self, request: dict) -> dict:
         return {"ok": True}
 
@@ -96,6 +106,7 @@ _HANDLERS = {
     "rates": BaselineProcess.rates,
     "prepare": BaselineProcess.prepare,
     "call": BaselineProcess.call,
+    "burst": BaselineProcess.burst,
     "finish": BaselineProcess.finish,
 }
 

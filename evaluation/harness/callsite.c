@@ -73,13 +73,16 @@ static struct {
     CUresult (*memsetD8)(CUdeviceptr, unsigned char, size_t);
     CUresult (*memcpyDtoH)(void *, CUdeviceptr, size_t);
     CUresult (*memcpyHtoD)(CUdeviceptr, const void *, size_t);
+    CUresult (*memcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*memAllocHost)(void **, size_t);
     CUresult (*getErrorString)(CUresult, const char **);
 } cu;
 
 /* ---- frames on the capture and input pipes ---- */
 
 #define FRAME_MAGIC 0x3146434bu /* "KCF1" */
-enum { FRAME_READY = 1, FRAME_INPUTS = 2, FRAME_OUTPUTS = 3 };
+enum { FRAME_READY = 1, FRAME_INPUTS = 2, FRAME_OUTPUTS = 3, FRAME_END = 4 };
 typedef struct { uint32_t magic; uint32_t kind; uint64_t length; uint64_t sequence; } FrameHeader;
 
 /* What the parent reads of each call, written here inside the window: the times, and which inputs
@@ -90,11 +93,13 @@ typedef struct {
     double ms, stream_ms, host_ms;
     uint64_t inputs_modified; /* bit i: input slot i changed; bit 63: a slot beyond 62 */
 } TimingRecord;
-enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8 };
+enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8, TIMED_BURST = 16, TIMED_BURST_END = 32 };
 
 #define MAX_LEAVES 256
 #define MAX_DEPTH 32
 #define MAX_SLOTS 256
+#define MAX_BURST 256
+#define PINNED_CHUNKS 64
 
 typedef struct {
     PyObject *tensor;     /* a strong reference until the next call has poisoned its memory */
@@ -107,7 +112,22 @@ typedef struct {
     uint64_t nbytes;      /* gathered bytes, row-major */
     char *span_lo, *span_hi;
     uint64_t digest;
+    char *staged;         /* burst: where the span's bytes land on the host once the stream reaches the copy */
+    uint64_t placed;      /* burst: offset of the leaf's bytes in the outputs buffer */
 } Leaf;
+
+/* One call of a burst: its events, its host time, what it returned, where its outputs frame is. */
+typedef struct {
+    CUevent start, end;
+    double host_ms;
+    PyObject *result;
+    size_t out_offset, out_length;
+    char *inputs, *readback; /* the inputs as they came, and as they were after the call (burst, CUDA) */
+    uint64_t modified;       /* CPU: the slots the call wrote to, compared at once */
+    int captured;
+} BurstCall;
+
+typedef struct { char *data; size_t size, used; } Chunk;
 
 static struct {
     int ready;
@@ -125,9 +145,19 @@ static struct {
     char *host; size_t host_size;       /* staging for device copies and outgoing frames */
     char *scratch; size_t scratch_size; /* read-back of inputs after a call */
     char *inputs; size_t inputs_size;   /* the call's input bytes, as they came */
-    Leaf leaves[MAX_LEAVES]; int leaf_count;
+    Leaf *leaves; int leaf_count, leaf_capacity, call_leaf0;
     char *out; size_t out_size, out_used;
+    int deferred;                        /* in a burst: device copies are enqueued, not waited for */
+    Chunk pinned[PINNED_CHUNKS];         /* page-locked host memory for a burst's asynchronous copies */
+    BurstCall burst[MAX_BURST]; int burst_events;
+    CUevent tail;                        /* after the last call's own queued copies: where the leftover starts */
+    CUdeviceptr burst_flush; size_t burst_flush_bytes;
 } S;
+
+/* A burst's flush writes at least this much: as long as triton.testing.do_bench's (256 MiB, ~0.1 ms on
+ * an H100), so the host has issued a call's launches before the GPU reaches its start event, and the
+ * interval holds the GPU's work rather than the host issuing it one launch at a time. */
+#define BURST_FLUSH_BYTES ((size_t)256 << 20)
 
 static PyObject *Fault;    /* a fault of the call site itself: the harness reports it */
 static PyObject *Tampered; /* something of the call site's was replaced: the candidate is rejected for it */
@@ -303,6 +333,34 @@ static int read_leaf(const Leaf *leaf, char *out) {
     return 1;
 }
 
+/* ---- page-locked memory for a burst's asynchronous copies ---- */
+
+/* `n` bytes of page-locked host memory until the burst ends (pinned_reset). Chunks are kept for the
+ * next burst: allocating page-locked memory takes milliseconds. */
+static char *pinned_alloc(size_t n) {
+    n = (n + 255) & ~(size_t)255;
+    for (int i = 0; i < PINNED_CHUNKS; i++) {
+        Chunk *c = &S.pinned[i];
+        if (!c->data) {
+            size_t size = n > ((size_t)64 << 20) ? n : ((size_t)64 << 20);
+            void *p = NULL;
+            if (!cu_ok(cu.memAllocHost(&p, size), "cuMemAllocHost")) return NULL;
+            c->data = p; c->size = size; c->used = 0;
+        }
+        if (c->size - c->used >= n) {
+            char *p = c->data + c->used;
+            c->used += n;
+            return p;
+        }
+    }
+    PyErr_SetString(Fault, "a burst needs more page-locked memory than the call site keeps");
+    return NULL;
+}
+
+static void pinned_reset(void) {
+    for (int i = 0; i < PINNED_CHUNKS; i++) S.pinned[i].used = 0;
+}
+
 /* ---- the outputs frame ---- */
 
 static int emit(const void *data, size_t n) {
@@ -323,7 +381,14 @@ static int emit_value(PyObject *value, int depth);
 
 static int emit_tensor(PyObject *value) {
     char why[200];
-    if (S.leaf_count >= MAX_LEAVES) return emit_note('X', "more output tensors than the harness reads");
+    if (S.leaf_count - S.call_leaf0 >= MAX_LEAVES) return emit_note('X', "more output tensors than the harness reads");
+    if (S.leaf_count == S.leaf_capacity) {
+        int capacity = S.leaf_capacity ? 2 * S.leaf_capacity : MAX_LEAVES;
+        Leaf *grown = realloc(S.leaves, sizeof(Leaf) * (size_t)capacity);
+        if (!grown) { PyErr_NoMemory(); return 0; }
+        S.leaves = grown;
+        S.leaf_capacity = capacity;
+    }
     PyObject *capsule;
     DLManagedTensor *managed = export_tensor(value, &capsule);
     if (!managed) {
@@ -353,9 +418,19 @@ static int emit_tensor(PyObject *value) {
     uint64_t address = (uint64_t)(uintptr_t)leaf->first;
     int ok = emit(&tag, 1) && emit(head, 4) && emit(leaf->shape, 8 * leaf->ndim) && emit(leaf->strides, 8 * leaf->ndim)
              && emit(&address, 8) && emit(&leaf->nbytes, 8) && grow(&S.out, &S.out_size, S.out_used + leaf->nbytes);
-    if (ok) ok = read_leaf(leaf, S.out + S.out_used);
+    leaf->staged = NULL;
+    if (ok && S.deferred && leaf->device_type == kDLCUDA) {
+        /* A burst: the span's copy is queued on the calling stream behind the call, so it reads the bytes
+         * the call left there; they are gathered into the frame once the burst is over. */
+        leaf->placed = S.out_used;
+        size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
+        ok = (leaf->staged = pinned_alloc(span)) != NULL
+             && (!span || cu_ok(cu.memcpyDtoHAsync(leaf->staged, (CUdeviceptr)leaf->span_lo, span, NULL), "cuMemcpyDtoHAsync"));
+    } else if (ok) {
+        ok = read_leaf(leaf, S.out + S.out_used);
+        if (ok) leaf->digest = digest_bytes(S.out + S.out_used, leaf->nbytes);
+    }
     if (ok) {
-        leaf->digest = digest_bytes(S.out + S.out_used, leaf->nbytes);
         S.out_used += leaf->nbytes;
         Py_INCREF(value);
         leaf->tensor = value;
@@ -431,10 +506,14 @@ static int emit_value(PyObject *value, int depth) {
     return emit_text('O', name, (Py_ssize_t)strlen(name));
 }
 
-static int send_frame(uint32_t kind, const char *payload, uint64_t length) {
-    FrameHeader header = {FRAME_MAGIC, kind, length, S.sequence};
+static int send_frame_as(uint32_t kind, const char *payload, uint64_t length, uint64_t sequence) {
+    FrameHeader header = {FRAME_MAGIC, kind, length, sequence};
     if (!same_pipe(S.capture_fd, &S.capture_id, "capture pipe")) return 0;
     return write_all(S.capture_fd, (const char *)&header, sizeof header) && write_all(S.capture_fd, payload, length);
+}
+
+static int send_frame(uint32_t kind, const char *payload, uint64_t length) {
+    return send_frame_as(kind, payload, length, S.sequence);
 }
 
 /* ---- the input slots: the harness's own empty tensors, filled inside the window ---- */
@@ -573,6 +652,8 @@ static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs)
         LOAD(eventElapsedTime, "cuEventElapsedTime") LOAD(memAlloc, "cuMemAlloc_v2")
         LOAD(memsetD8Async, "cuMemsetD8Async") LOAD(memsetD8, "cuMemsetD8_v2") LOAD(memcpyDtoH, "cuMemcpyDtoH_v2")
         LOAD(memcpyHtoD, "cuMemcpyHtoD_v2") LOAD(getErrorString, "cuGetErrorString")
+        LOAD(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") LOAD(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
+        LOAD(memAllocHost, "cuMemAllocHost_v2")
 #undef LOAD
         CUcontext context = NULL;
         if (!cu_ok(cu.ctxGetCurrent(&context), "cuCtxGetCurrent")) return NULL;
@@ -726,6 +807,271 @@ fault:
     return NULL;
 }
 
+/* ---- bursts: calls back to back, the device synchronized once at the end ---- */
+
+static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified) {
+    if (S.timing_fd < 0) return 1;
+    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified};
+    return same_pipe(S.timing_fd, &S.timing_id, "timing pipe") && write_all(S.timing_fd, (const char *)&record, sizeof record);
+}
+
+/* The next call's inputs, or the end of the burst: READY goes out with the sequence the call would
+ * have, and the reference process answers with that call's INPUTS or with END. The burst's length is
+ * the parent's secret: the call site learns that a call was the last only after it has returned. */
+static int next_inputs(Slot *slot, Py_ssize_t count, uint64_t total, uint64_t sequence, BurstCall *call, int *ended) {
+    FrameHeader ready = {FRAME_MAGIC, FRAME_READY, 0, sequence};
+    *ended = 0;
+    if (!same_pipe(S.capture_fd, &S.capture_id, "capture pipe") || !same_pipe(S.input_fd, &S.input_id, "inputs pipe"))
+        return 0;
+    if (!write_all(S.capture_fd, (const char *)&ready, sizeof ready)) return 0;
+    FrameHeader header;
+    if (!read_all(S.input_fd, (char *)&header, sizeof header)) return 0;
+    if (header.magic == FRAME_MAGIC && header.kind == FRAME_END && header.length == 0 && header.sequence == sequence) {
+        *ended = 1;
+        return 1;
+    }
+    if (header.magic != FRAME_MAGIC || header.kind != FRAME_INPUTS || header.length != total || header.sequence != sequence) {
+        PyErr_Format(Tampered, "the inputs frame does not match the call's input slots (%llu bytes for %llu)",
+                     (unsigned long long)header.length, (unsigned long long)total);
+        return 0;
+    }
+    call->readback = NULL;
+    if (S.cuda) {
+        /* Page-locked, so the upload is queued on the stream rather than waited for; kept until the
+         * burst ends, as is the read-back after the call (which inputs the call wrote to). */
+        if (!(call->inputs = pinned_alloc(total)) || !(call->readback = pinned_alloc(total))) return 0;
+    } else {
+        if (!grow(&S.inputs, &S.inputs_size, total)) return 0;
+        call->inputs = S.inputs;
+    }
+    if (!read_all(S.input_fd, call->inputs, total)) return 0;
+    uint64_t offset = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (slot[i].device_type == kDLCPU) memcpy(slot[i].data, call->inputs + offset, slot[i].nbytes);
+        else if (slot[i].nbytes && !cu_ok(cu.memcpyHtoDAsync((CUdeviceptr)slot[i].data, call->inputs + offset, slot[i].nbytes, NULL),
+                                          "cuMemcpyHtoDAsync"))
+            return 0;
+        offset += slot[i].nbytes;
+    }
+    return 1;
+}
+
+/* Queued behind a burst call: its input slots read back, for the check of which it wrote to. */
+static int queue_readback(Slot *slot, Py_ssize_t count, BurstCall *call) {
+    uint64_t offset = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (slot[i].nbytes && !cu_ok(cu.memcpyDtoHAsync(call->readback + offset, (CUdeviceptr)slot[i].data, slot[i].nbytes, NULL),
+                                     "cuMemcpyDtoHAsync"))
+            return 0;
+        offset += slot[i].nbytes;
+    }
+    return 1;
+}
+
+/* Which slots hold other bytes than `before`: as read back into `after`, or (NULL, on the CPU) in place. */
+static uint64_t modified_mask(Slot *slot, Py_ssize_t count, const char *before, const char *after) {
+    uint64_t mask = 0, offset = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        const char *now = after ? after + offset : slot[i].data;
+        if (slot[i].nbytes && memcmp(before + offset, now, slot[i].nbytes)) mask |= i < 63 ? (1ull << i) : (1ull << 63);
+        offset += slot[i].nbytes;
+    }
+    return mask;
+}
+
+/* The burst call's outputs, poisoned as soon as they are captured (queued on the stream behind the
+ * capture): an output stored and returned again by a later call holds poison, not its answer. */
+static int queue_poison(int first) {
+    if (!S.poison_outputs) return 1;
+    for (int i = first; i < S.leaf_count; i++) {
+        Leaf *leaf = &S.leaves[i];
+        size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
+        if (!span) continue;
+        if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
+        else if (!cu_ok(cu.memsetD8Async((CUdeviceptr)leaf->span_lo, 0xff, span, NULL), "cuMemsetD8Async")) return 0;
+    }
+    return 1;
+}
+
+static void release_leaves(void) {
+    for (int i = 0; i < S.leaf_count; i++) Py_CLEAR(S.leaves[i].tensor);
+    S.leaf_count = S.call_leaf0 = 0;
+}
+
+static PyObject *fetch_error(void) {
+    PyObject *type, *error, *tb;
+    PyErr_Fetch(&type, &error, &tb);
+    PyErr_NormalizeException(&type, &error, &tb);
+    if (error && tb) PyException_SetTraceback(error, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return error;
+}
+
+/* burst(fn, args, slots, *, capture) -> dict
+ *
+ * Calls back to back until the reference process answers READY with END, each on its own inputs
+ * (uploaded from the pipe behind the previous call, before the cache flush and outside the measured
+ * interval), each timed by an event pair on the calling stream, each call's outputs copied off behind
+ * it on that stream and poisoned, then one device-wide synchronize. Between the calls the window is
+ * closed exactly as in call(): no Python code but the call itself runs from the first READY to the
+ * last record. What the device still had to do once the calling stream was done (`leftover`, the
+ * host's own wait in the device-wide synchronize) is work the last call left elsewhere: the parent
+ * compares it with the baselines'. The last call is the parent's choice and unknown until it has
+ * returned, so every call of a burst is equally likely to be the one so checked. */
+static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwargs) {
+    static char *names[] = {"fn", "args", "slots", "capture", NULL};
+    PyObject *fn, *args, *slots;
+    int capture = 0;
+    if (!PyArg_ParseTupleAndKeywords(pargs, kwargs, "OO!O!|p", names, &fn, &PyTuple_Type, &args, &PyTuple_Type, &slots, &capture))
+        return NULL;
+    if (!S.ready) { PyErr_SetString(Fault, "the call site is not initialised"); return NULL; }
+    if (S.capture_fd < 0 || S.input_fd < 0) { PyErr_SetString(Fault, "a burst takes its inputs from the pipe"); return NULL; }
+    if (PyTuple_GET_SIZE(slots) > MAX_SLOTS) { PyErr_SetString(PyExc_TypeError, "too many input slots"); return NULL; }
+    if (S.every_call_captured && !capture) {
+        PyErr_SetString(Tampered, "a burst was asked for without its capture");
+        return NULL;
+    }
+    if (S.cuda && !S.burst_events) {
+        for (int i = 0; i < MAX_BURST; i++)
+            if (!cu_ok(cu.eventCreate(&S.burst[i].start, 0), "cuEventCreate") || !cu_ok(cu.eventCreate(&S.burst[i].end, 0), "cuEventCreate"))
+                return NULL;
+        if (!cu_ok(cu.eventCreate(&S.tail, 0), "cuEventCreate")) return NULL;
+        S.burst_flush_bytes = S.flush_bytes > BURST_FLUSH_BYTES ? S.flush_bytes : BURST_FLUSH_BYTES;
+        if (!cu_ok(cu.memAlloc(&S.burst_flush, S.burst_flush_bytes), "cuMemAlloc")) return NULL;
+        S.burst_events = 1;
+    }
+    Py_ssize_t slot_count = PyTuple_GET_SIZE(slots);
+    Slot slot[MAX_SLOTS];
+    uint64_t input_bytes = 0, first_sequence = S.sequence + 1;
+    Window window;
+    PyObject *error = NULL, *reply = NULL, *results = NULL, *modified = NULL;
+    int n = 0, ended = 0;
+    double leftover_ms = 0, span_ms = 0;
+
+    close_window(&window);
+    double began = now_ms();
+    if (!poison_previous()) goto fault;
+    S.out_used = 0;
+    pinned_reset();
+    if (!read_slots(slots, slot, slot_count, &input_bytes)) goto fault;
+    for (;;) {
+        BurstCall *call = &S.burst[n];
+        if (!next_inputs(slot, slot_count, input_bytes, S.sequence + 1, call, &ended)) goto fault;
+        if (ended) break;
+        if (n == MAX_BURST) { PyErr_SetString(Tampered, "a burst ran past the longest the harness asks for"); goto fault; }
+        S.sequence++;
+        call->result = NULL;
+        call->captured = 0;
+        call->out_length = 0;
+        S.flush_value++;
+        if (S.cuda && !cu_ok(cu.memsetD8Async(S.burst_flush, S.flush_value, S.burst_flush_bytes, NULL), "cuMemsetD8Async"))
+            goto fault;
+        if (!S.cuda && S.flush_bytes) memset(S.flush_host, S.flush_value, S.flush_bytes);
+        if (S.cuda && !cu_ok(cu.eventRecord(call->start, NULL), "cuEventRecord")) goto fault;
+        open_window(&window);
+        double t0 = now_ms();
+        call->result = PyObject_Call(fn, args, NULL);
+        double t1 = now_ms();
+        close_window(&window);
+        call->host_ms = t1 - t0;
+        n++;
+        if (S.cuda && !cu_ok(cu.eventRecord(call->end, NULL), "cuEventRecord")) goto fault;
+        if (!call->result) { error = fetch_error(); break; }
+        if (S.cuda && call->readback && !queue_readback(slot, slot_count, call)) goto fault;
+        if (!S.cuda) call->modified = modified_mask(slot, slot_count, call->inputs, NULL);
+        if (capture) {
+            S.call_leaf0 = S.leaf_count;
+            call->out_offset = S.out_used;
+            S.deferred = S.cuda;
+            int ok = emit_value(call->result, 0);
+            S.deferred = 0;
+            if (!ok) goto fault;
+            call->out_length = S.out_used - call->out_offset;
+            call->captured = 1;
+            if (!queue_poison(S.call_leaf0)) goto fault;
+        }
+    }
+    if (S.cuda) {
+        CUresult r, r2 = 0;
+        double t0 = 0, t1 = 0;
+        /* The tail event follows the last call's own queued copies: what the device still has to do
+         * once it has passed is nobody's but the candidate's. */
+        if (!cu_ok(cu.eventRecord(S.tail, NULL), "cuEventRecord")) goto fault;
+        Py_BEGIN_ALLOW_THREADS
+        r = n ? cu.eventSynchronize(S.tail) : 0;
+        t0 = now_ms();
+        /* Released while waiting, as in call(); then once more with the GIL held. */
+        if (r == 0) r2 = cu.ctxSynchronize();
+        t1 = now_ms();
+        Py_END_ALLOW_THREADS
+        if (r == 0) r = r2;
+        if (r == 0) r = cu.ctxSynchronize();
+        leftover_ms = t1 - t0;
+        if (r != 0) {
+            const char *text = "unknown";
+            cu.getErrorString(r, &text);
+            if (!error) {
+                PyErr_Format(PyExc_RuntimeError, "CUDA error after the call: %s", text);
+                error = fetch_error();
+            }
+        }
+    }
+    /* Everything queued has run: gather the captured bytes into their frames and send them. */
+    for (int i = 0; i < S.leaf_count; i++) {
+        Leaf *leaf = &S.leaves[i];
+        if (!leaf->staged || error) continue;
+        char *out = S.out + leaf->placed;
+        if (is_contiguous(leaf)) memcpy(out, leaf->staged, leaf->nbytes);
+        else gather(leaf, leaf->staged, out);
+        leaf->digest = digest_bytes(out, leaf->nbytes);
+    }
+    uint64_t last_modified = 0;
+    for (int i = 0; i < n; i++) {
+        BurstCall *call = &S.burst[i];
+        uint64_t sequence = first_sequence + (uint64_t)i;
+        float ms = 0;
+        int raised = call->result == NULL;
+        if (S.cuda && !error && !cu_ok(cu.eventElapsedTime(&ms, call->start, call->end), "cuEventElapsedTime")) goto fault;
+        double call_ms = S.cuda ? (double)ms : call->host_ms;
+        uint64_t mask = S.cuda ? 0 : call->modified;
+        if (!raised && S.cuda && call->readback && !error) mask = modified_mask(slot, slot_count, call->inputs, call->readback);
+        if (capture && !raised && !error && !send_frame_as(FRAME_OUTPUTS, S.out + call->out_offset, call->out_length, sequence))
+            goto fault;
+        if (i == n - 1) last_modified = mask;
+        uint32_t flags = TIMED_BURST | (raised ? TIMED_RAISED : TIMED_OK) | (call->captured && !error ? TIMED_CAPTURED : 0);
+        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask)) goto fault;
+        span_ms += call_ms;
+    }
+    if (!write_record(TIMED_BURST_END, first_sequence + (uint64_t)(n ? n - 1 : 0), leftover_ms, span_ms, now_ms() - began,
+                      last_modified))
+        goto fault;
+    release_leaves();
+    open_window(&window);
+
+    results = PyList_New(n);
+    if (!results) goto done;
+    for (int i = 0; i < n; i++) {
+        PyObject *r = S.burst[i].result ? S.burst[i].result : Py_None;
+        Py_INCREF(r);
+        PyList_SET_ITEM(results, i, r);
+    }
+    modified = PyLong_FromUnsignedLongLong(last_modified);
+    reply = Py_BuildValue("{s:O,s:O,s:i,s:d,s:O}", "results", results, "error", error ? error : Py_None, "count", n,
+                          "leftover_ms", leftover_ms, "inputs_modified_mask", modified ? modified : Py_None);
+    goto done;
+
+fault:
+    open_window(&window);
+    release_leaves();
+done:
+    for (int i = 0; i < n; i++) Py_CLEAR(S.burst[i].result);
+    Py_XDECREF(results);
+    Py_XDECREF(modified);
+    Py_XDECREF(error);
+    return reply;
+}
+
 /* Which of the last call's captured outputs hold other bytes now than when they were captured:
  * the output was finished after its call returned. */
 static PyObject *callsite_recheck(PyObject *self, PyObject *unused) {
@@ -746,6 +1092,7 @@ static PyObject *callsite_recheck(PyObject *self, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"init", (PyCFunction)(void (*)(void))callsite_init, METH_VARARGS | METH_KEYWORDS, "Set the call site up, before any user code loads."},
     {"call", (PyCFunction)(void (*)(void))callsite_call, METH_VARARGS | METH_KEYWORDS, "Make, time and capture one call."},
+    {"burst", (PyCFunction)(void (*)(void))callsite_burst, METH_VARARGS | METH_KEYWORDS, "Calls back to back, each captured, one synchronize."},
     {"recheck", callsite_recheck, METH_NOARGS, "Indices of the last outputs whose bytes changed since their capture."},
     {NULL, NULL, 0, NULL},
 };

@@ -138,6 +138,33 @@ class CandidateProcess:
         reply.update(facts)
         return reply
 
+    def burst(self, request: dict) -> dict:
+        """Calls back to back on inputs that arrive one call at a time inside the call site's window,
+        each captured as it completes (callsite.c, burst); the facts of each call's output."""
+        self.original_state.apply()
+        args, slots = values.input_slots(request["inputs"], self.device)
+        output_facts.poison(self.spec, self.device)
+        self.candidate_state.apply()
+        loading.seed_everything(request["seed"] + 1)
+        with _no_grad():
+            done = timing.burst(self.candidate_model, args, slots, capture=True)
+        results, error = done["results"], done["error"]
+        del done
+        facts = self.after_candidate(sampled=True)
+        calls = []
+        for result in results:
+            self.earlier = [(span, ref) for span, ref in self.earlier if not ref.expired()]
+            calls.append({"output": output_facts.output_facts(result, inputs=args, earlier_outputs=self.last_outputs,
+                                                              model=self.candidate_model,
+                                                              held_spans=[span for span, _ in self.earlier])})
+            _, leaves = output_facts.flatten(result)
+            self._keep([x for x in leaves if type(x) is _Tensor])
+        del results, args, slots
+        reply = {"ok": error is None, "calls": calls, **facts}
+        if error is not None:
+            reply["error"] = error_facts(error)
+        return reply
+
     def finish(self, request: dict) -> dict:
         return {"ok": True, **self.integrity_facts()}
 
@@ -183,6 +210,7 @@ _HANDLERS = {
     "load": CandidateProcess.load,
     "instantiate": CandidateProcess.instantiate,
     "call": CandidateProcess.call,
+    "burst": CandidateProcess.burst,
     "finish": CandidateProcess.finish,
 }
 

@@ -13,6 +13,8 @@ BASELINE = "baseline"
 # Phases of a candidate call. The candidate cannot tell them apart: every call is prepared,
 # flushed and timed the same way.
 TRIAL, WARMUP, TIMED, PROFILE, PROOF, VARIANT = "trial", "warmup", "timed", "profile", "proof", "variant"
+# A call of a burst: back to back with the others of its burst (steady state; timing.py).
+STEADY = "steady"
 
 
 @dataclass
@@ -36,6 +38,8 @@ class Call:
     reference: dict | None = None
     comparison: dict | None = None
     tolerance: float | None = None
+    # A burst's call: (round, index in its burst); round 0 warms up and is not a sample.
+    burst: tuple | None = None
 
     @property
     def ms(self) -> float | None:
@@ -92,6 +96,13 @@ class Evidence:
     refused: str | None = None
     # Why no process started: the OS sandbox is missing and the caller requires it.
     unconfined: str | None = None
+    # One record per burst: who, round, calls, the parent's wall time, the sum of its calls' times and
+    # `leftover_ms`, what the device still had to do once the calling stream was done (callsite.c).
+    bursts: list[dict] = field(default_factory=list)
+    # How the steady-state sampling ended: rounds, and why it stopped.
+    steady: dict = field(default_factory=dict)
+    # The GPU's clocks, temperature and power state around the measurements (gpu_state.py).
+    gpu: dict = field(default_factory=dict)
 
     def candidate_calls(self, *phases: str) -> list[Call]:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]
@@ -119,6 +130,17 @@ class Evidence:
         own = self._wake_up_ms(who)
         wake_up = min(eager, own) if own is not None else eager
         return [c.ms if c.stream_ms is None else max(c.stream_ms, c.ms - wake_up) for c in calls]
+
+    def steady_rounds(self, who: str) -> dict[int, list[float]]:
+        """One side's steady-state samples by round, the warm-up round left out."""
+        rounds: dict[int, list[float]] = {}
+        for c in self.calls:
+            if c.who == who and c.phase == STEADY and c.burst and c.burst[0] > 0 and c.ms is not None:
+                rounds.setdefault(c.burst[0], []).append(c.ms)
+        return rounds
+
+    def steady_samples(self, who: str) -> list[float]:
+        return [ms for samples in self.steady_rounds(who).values() for ms in samples]
 
     def host_ms(self, who: str) -> float | None:
         """The median of the host's own time inside one side's timed calls (CUDA only)."""

@@ -2,7 +2,9 @@
 
 Per candidate call the call site writes READY, the reference process answers with the call's
 INPUTS (raw bytes of the input tensors, in order), and the call site writes OUTPUTS: what the call
-returned, captured as it completed. The reference process reads every frame (the candidate's process
+returned, captured as it completed. In a burst the call site writes READY before each call and the
+reference process answers the one after the burst's last call with END; the OUTPUTS of the burst's
+calls follow, in order, once the device has finished them. The reference process reads every frame (the candidate's process
 may have written some itself) and treats each as a claim: sizes are bounded, kinds must come in
 order, and anything else is a protocol fault.
 
@@ -22,9 +24,9 @@ from dataclasses import dataclass
 import torch
 
 MAGIC = 0x3146434B
-READY, INPUTS, OUTPUTS = 1, 2, 3
+READY, INPUTS, OUTPUTS, END = 1, 2, 3, 4
 HEADER = struct.Struct("<IIQQ")
-KIND_NAMES = {READY: "ready", INPUTS: "inputs", OUTPUTS: "outputs"}
+KIND_NAMES = {READY: "ready", INPUTS: "inputs", OUTPUTS: "outputs", END: "end"}
 
 # DLPack (code, bits) -> torch dtype. Codes: 0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool.
 _DTYPES = {

@@ -53,6 +53,8 @@ class Limits:
     # to the last call, exclusive while timing. Verifications sharing it overlap their start-up,
     # builds and checks, never a measurement (pipeline.DeviceLock).
     device_lock_path: str | None = None
+    # Lock the GPU's SM clock at this many MHz while timing, where the driver allows it (gpu_state.py).
+    lock_clocks_mhz: int | None = None
 
 
 # Each sandboxed process's share of the memory this host can give: the reference process computes
@@ -98,11 +100,26 @@ class Plan:
     inputs_per_trial: int = 2
     # Rounds (one call of each side) before samples count.
     warmup_rounds: int = 3
+    # Latency: one call at a time on an idle device, the device synchronized after each.
     min_samples: int = 20
-    max_samples: int = 200
-    # Stop sampling once the 95% interval of every median is within this fraction of it.
+    max_samples: int = 100
+    # Stop sampling latency once the 95% interval of every median is within this fraction of it.
     target_ci: float = 0.005
-    timing_budget_s: float = 30.0
+    timing_budget_s: float = 15.0
+    # Steady state (the headline): rounds of bursts, one burst of each side per round, in shuffled
+    # order; a burst is this many calls at most, fewer where their inputs and outputs would pass
+    # `burst_bytes` or the eager reference would take more than `burst_ms` over them.
+    burst_calls: int = 32
+    burst_bytes: int = 256 * 2**20
+    burst_ms: float = 100.0
+    # Warm-up rounds at most, repeated until the GPU's SM clock has settled (gpu_state.py).
+    warm_rounds_most: int = 5
+    steady_min_rounds: int = 6
+    steady_max_rounds: int = 400
+    # Stop once every speedup's 95% interval is within this fraction of it, or the budget is spent.
+    speedup_target: float = 0.01
+    steady_budget_s: float = 20.0
+    bootstrap_resamples: int = 1000
     # Closing rounds, timed like the rest, in which every candidate output is also checked in full.
     timed_checks: int = 3
     # Chance that any other timed (or warm-up) call is checked in full too.

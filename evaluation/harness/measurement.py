@@ -8,6 +8,7 @@ clock: a call cannot have taken longer than the parent waited for it.
 """
 
 import math
+import random
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -54,3 +55,44 @@ def converged(samples_by_side: dict[str, list[float]], target: float, minimum: i
 def calls_exceeding_wall(calls: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """(reported, wall) pairs where the call claims more time than the parent waited for it."""
     return [(ms, wall) for ms, wall in calls if ms > wall * 1.01 + 0.05]
+
+
+def _median(values: list[float]) -> float:
+    return _quantile(sorted(values), 0.5)
+
+
+def speedup(baseline: list[float], candidate: list[float]) -> float:
+    """The baseline's median over the candidate's."""
+    c = _median(candidate)
+    return _median(baseline) / c if c > 0 else math.nan
+
+
+def speedup_interval(baseline_rounds: dict[int, list[float]], candidate_rounds: dict[int, list[float]], *,
+                     resamples: int, seed: int = 0) -> tuple[float, float] | None:
+    """The 95% interval of `speedup`, by a paired bootstrap over rounds: each resample draws whole
+    rounds with replacement, both sides' samples of a drawn round together, so what a round shared
+    (the device's clock, another tenant) moves both sides of the ratio at once. Deterministic for
+    given samples (the seed is not a secret: it only orders the resampling)."""
+    rounds = sorted(set(baseline_rounds) & set(candidate_rounds))
+    if len(rounds) < 3:
+        return None
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        drawn = [rounds[rng.randrange(len(rounds))] for _ in rounds]
+        b = [x for r in drawn for x in baseline_rounds[r]]
+        c = [x for r in drawn for x in candidate_rounds[r]]
+        ratio = speedup(b, c)
+        if math.isfinite(ratio):
+            ratios.append(ratio)
+    if len(ratios) < resamples // 2:
+        return None
+    ratios.sort()
+    return _quantile(ratios, 0.025), _quantile(ratios, 0.975)
+
+
+def interval_fraction(interval: tuple[float, float] | None, estimate: float) -> float:
+    """Half the interval's width as a fraction of the estimate (inf without an interval)."""
+    if interval is None or not estimate or not math.isfinite(estimate):
+        return math.inf
+    return (interval[1] - interval[0]) / 2 / estimate

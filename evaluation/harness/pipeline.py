@@ -35,8 +35,8 @@ from hashlib import sha256
 from pathlib import Path
 
 from evaluation.harness import baseline_cache, callsite, checks, problem_shapes, scoring, static_analysis
-from evaluation.harness.evidence import (BASELINE, CANDIDATE, PROFILE, PROOF, REFERENCE, TIMED, TRIAL, VARIANT, WARMUP,
-                                         Call, Evidence, Fault)
+from evaluation.harness.evidence import (BASELINE, CANDIDATE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, VARIANT,
+                                         WARMUP, Call, Evidence, Fault)
 from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View
 from evaluation.harness.verdict import BASELINES, Verdict
@@ -45,7 +45,8 @@ DEVICES = ("cpu", "cuda")
 PROOF_SIDE = "proof"
 # What a reply must hold to be a reply at all; anything else came from somewhere else.
 REQUIRED = {(BASELINE, "describe"): ("env", "flush_bytes"), (BASELINE, "prepare"): ("baselines",),
-            (CANDIDATE, "load"): ("ok",), (CANDIDATE, "instantiate"): ("ok",), (REFERENCE, "inspect"): ("spec", "flops"),
+            (CANDIDATE, "load"): ("ok",), (CANDIDATE, "instantiate"): ("ok",), (CANDIDATE, "burst"): ("calls",),
+            (REFERENCE, "inspect"): ("spec", "flops"), (REFERENCE, "feed_burst"): ("inputs",),
             (REFERENCE, "feed"): ("inputs",), (REFERENCE, "compare"): ("comparison", "spec"),
             (REFERENCE, "instantiate"): ("init",)}
 REQUIRED_AFTER_CALL = ("output", "changed_after_capture")
@@ -64,6 +65,8 @@ CANDIDATE_FACTS = {
     "output": lambda value: (isinstance(value, dict) and isinstance(value.get("structure"), str)
                              and _list_of(dict)(value.get("leaves")) and len(value["leaves"]) <= 4096),
     "error": lambda value: isinstance(value, dict) and isinstance(value.get("message"), str),
+    "calls": lambda value: isinstance(value, list) and len(value) <= 4096 and all(
+        isinstance(call, dict) and CANDIDATE_FACTS["output"](call.get("output")) for call in value),
 }
 
 
@@ -85,7 +88,7 @@ CHECK_EVERY = 16
 # The call site's record of one call (callsite.c, TimingRecord).
 TIMING = struct.Struct("<IIQdddQ")
 TIMING_MAGIC = 0x3154434B
-TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA = 2, 4, 8
+TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA, TIMED_BURST, TIMED_BURST_END = 2, 4, 8, 16, 32
 PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = 1031
 
@@ -196,6 +199,36 @@ class TimingPipe:
 
     def read(self, timeout: float, *, last: bool = True) -> dict:
         self.calls += 1
+        record = self._next(timeout)
+        if record["sequence"] != self.calls or record["burst"] or record["burst_end"]:
+            raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
+        if last:
+            self._nothing_more()
+        return record
+
+    def read_burst(self, count: int, timeout: float) -> tuple[list[dict], dict]:
+        """A burst's records: one per call made (`count` unless a call raised), then the burst's own."""
+        records = []
+        while True:
+            record = self._next(timeout)
+            if record["burst_end"]:
+                if record["sequence"] != self.calls or not records:
+                    raise ProcessFault("protocol", "the call site's timing pipe closed a burst it had not written")
+                break
+            self.calls += 1
+            if record["sequence"] != self.calls or not record["burst"] or len(records) == count:
+                raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
+            records.append(record)
+        if len(records) < count and not records[-1]["raised"]:
+            raise ProcessFault("protocol", f"the call site made {len(records)} calls of a burst of {count}")
+        self._nothing_more()
+        return records, record
+
+    def _nothing_more(self) -> None:
+        if self.buffer or select.select([self.fd], [], [], 0)[0]:
+            raise ProcessFault("protocol", "the call site's timing pipe carried more records than calls were made")
+
+    def _next(self, timeout: float) -> dict:
         deadline = time.monotonic() + timeout
         while len(self.buffer) < TIMING.size:
             left = deadline - time.monotonic()
@@ -208,13 +241,14 @@ class TimingPipe:
             self.buffer += chunk
         record, self.buffer = self.buffer[:TIMING.size], self.buffer[TIMING.size:]
         magic, flags, sequence, ms, stream_ms, host_ms, modified = TIMING.unpack(record)
-        if magic != TIMING_MAGIC or sequence != self.calls:
+        if magic != TIMING_MAGIC:
             raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
-        if last and (self.buffer or select.select([self.fd], [], [], 0)[0]):
-            raise ProcessFault("protocol", "the call site's timing pipe carried more records than calls were made")
-        return {"ms": ms, "stream_ms": stream_ms if flags & TIMED_CUDA else None, "host_ms": host_ms if flags & TIMED_CUDA else None,
+        end = bool(flags & TIMED_BURST_END)
+        return {"ms": ms, "stream_ms": stream_ms if flags & TIMED_CUDA or end else None,
+                "host_ms": host_ms if flags & TIMED_CUDA or end else None,
                 "raised": bool(flags & TIMED_RAISED), "captured": bool(flags & TIMED_CAPTURED),
-                "inputs_modified": [i for i in range(64) if modified >> i & 1]}
+                "inputs_modified": [i for i in range(64) if modified >> i & 1], "sequence": sequence,
+                "burst": bool(flags & TIMED_BURST), "burst_end": end}
 
     def close(self) -> None:
         try:
@@ -496,7 +530,8 @@ class Verification:
         baselines; measuring the device's ceilings is a measurement, so then nothing runs beside it."""
         key = baseline_cache.environment_key(self.ev.env, self.plan.flush_bytes)
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
-        self.ev.cached_baselines = {b: cached[b] for b in self.ev.baselines if b != "eager" and b in cached}
+        self.ev.cached_baselines = {b: cached[b] for b in self.ev.baselines
+                                    if b != "eager" and isinstance(cached.get(b), dict) and cached[b].get("steady_state")}
         self.ev.rates = baseline_cache.load_rates(self.cache_dir, key)
         to_build = [b for b in self.ev.baselines if b not in self.ev.cached_baselines]
         if "eager" not in to_build:
@@ -612,6 +647,137 @@ class Verification:
         call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, "call"))
         self.ev.calls.append(call)
         return call
+
+    def burst_size(self) -> int:
+        """The most calls a burst makes: within the plan's bytes for the inputs and outputs a burst
+        holds at once (each call's outputs are kept, and staged on the host, until it ends) and within
+        `burst_ms` of the eager reference's time."""
+        problem = self.ev.problem or {}
+        per_call = 2 * (problem.get("input_bytes") or 0) + 2 * (problem.get("output_bytes") or 0) + 1
+        by_time = self.plan.burst_ms / self.eager_ms if self.eager_ms else self.plan.burst_calls
+        return max(1, min(self.plan.burst_calls, int(self.plan.burst_bytes // per_call), int(by_time)))
+
+    def burst(self, who: str, count: int, round_number: int, compare_probability: float) -> list[Call]:
+        """`count` calls of one side back to back (callsite.c, burst); which of the candidate's are
+        compared is drawn once they have all returned."""
+        seeds = [self.seed() for _ in range(count)]
+        side = CANDIDATE if who == CANDIDATE else BASELINE
+        fed = self.ask(REFERENCE, "feed_burst", {"seeds": seeds, "for_baseline": side == BASELINE,
+                                                 "max_output_bytes": self.max_output_bytes})
+        message = {"seed": seeds[0], "inputs": fed["inputs"], **({"who": who} if side == BASELINE else {})}
+        each, name = self.call_limit()
+        scaled = self.limits.call_time_factor * (self.eager_ms or 0) / 1e3
+        idle_before = self.processes[CANDIDATE].cpu_ns()
+        began = time.monotonic()
+        reply = self.ask(side, "burst", message, each + count * scaled, f"{name}, plus as much for each call of a burst")
+        wall = (time.monotonic() - began) * 1e3
+        if side == BASELINE:
+            self.ev.idle["cpu_ms"] += (self.processes[CANDIDATE].cpu_ns() - idle_before) / 1e6
+            self.ev.idle["wall_ms"] += wall
+        try:
+            records, end = self.timing[side].read_burst(count, timeout=10.0)
+        except ProcessFault as fault:
+            if side == CANDIDATE:
+                self.ev.protocol.append(fault.detail)
+            else:
+                self.ev.fault = Fault(side, "burst", "harness", fault.detail)
+            raise Stop from None
+        self.ev.bursts.append({"who": who, "round": round_number, "calls": len(records), "wall_ms": wall,
+                               "sum_ms": end["stream_ms"], "host_ms": end["host_ms"], "leftover_ms": end["ms"]})
+        facts = reply.get("calls", []) if side == CANDIDATE else []
+        if side == CANDIDATE and len(facts) != len([r for r in records if not r["raised"]]):
+            self.ev.protocol.append("the candidate's process reported other calls of a burst than its call site made")
+            raise Stop
+        calls = []
+        for index, record in enumerate(records):
+            call_reply = {"ok": not record["raised"], **(facts[index] if index < len(facts) else {})}
+            call = Call(who, STEADY, seeds[index], call_reply, wall / len(records), timing=record, burst=(round_number, index))
+            self.ev.calls.append(call)
+            calls.append(call)
+        if side == BASELINE:
+            return calls
+        if any(not (r["captured"] or r["raised"]) for r in records):
+            self.ev.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
+            raise Stop
+        if not reply["ok"]:
+            self._candidate_error("burst", reply)
+        advance = bool((self.ev.problem or {}).get("carries_state"))
+        # One call of every burst is compared, and any other at the plan's rate, drawn now that all have
+        # returned: a candidate that does the work only on some calls of a burst is caught on some burst.
+        chosen = self.rng.randrange(len(calls))
+        for index, call in enumerate(calls):
+            if index == chosen or self.rng.random() < compare_probability:
+                self.compare(call)
+            else:
+                self.ask(REFERENCE, "forget", {"seed": call.seed, "advance": advance})
+        self._stop_if_failed()
+        return calls
+
+    def measure_steady(self) -> None:
+        """The steady state with the GPU's state read around it (and its clocks locked, where allowed)."""
+        if self.device != "cuda":
+            self.steady()
+            return
+        from evaluation.harness import gpu_state
+
+        gpu = gpu_state.Gpu()
+        self.ev.gpu = {"clocks": gpu.lock(self.limits.lock_clocks_mhz), "before": gpu.read()}
+        try:
+            self.steady(gpu)
+        finally:
+            self.ev.gpu["after"] = gpu.read()
+            gpu.unlock()
+
+    def steady(self, gpu=None) -> None:
+        """Rounds of bursts, each side's in shuffled order, until every speedup's interval is within
+        the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`."""
+        from evaluation.harness import measurement
+
+        from evaluation.harness.gpu_state import steady as gpu_steady
+
+        if not self.ev.baselines:
+            return
+        if time.monotonic() > self.deadline - 60:
+            self.ev.steady = {"rounds": 0, "stopped_by": "wall limit"}
+            return
+        sides = self.timed_sides()
+        plan = self.plan
+        most = self.burst_size()
+        began = time.monotonic()
+        stopped_by = "rounds"
+        rounds = 0
+        # Round 0 warms up, repeated (a few times at most) until the SM clock reads the same on both
+        # sides of a round: the GPU is at its steady clock before any sample counts.
+        for warm in range(plan.warm_rounds_most):
+            before = gpu.read() if gpu else {}
+            for side in sides:
+                self.burst(side, most, 0, plan.timed_check_probability / 4)
+            if gpu is None or gpu_steady(before, gpu.read()):
+                break
+        if gpu is not None:
+            self.ev.gpu["warm_rounds"] = warm + 1
+        for round_number in range(1, plan.steady_max_rounds + 1):
+            self.rng.shuffle(sides)
+            for side in sides:
+                self.burst(side, self.rng.randint((most + 1) // 2, most), round_number, plan.timed_check_probability / 4)
+            rounds = round_number
+            if time.monotonic() > self.deadline - 60:
+                stopped_by = "wall limit"
+                break
+            if round_number >= plan.steady_min_rounds and round_number % 2 == 0:
+                candidate = self.ev.steady_rounds(CANDIDATE)
+                fractions = [measurement.interval_fraction(
+                    measurement.speedup_interval(self.ev.steady_rounds(b), candidate, resamples=200),
+                    measurement.speedup(self.ev.steady_samples(b), self.ev.steady_samples(CANDIDATE)))
+                    for b in sides if b != CANDIDATE]
+                if all(f <= plan.speedup_target for f in fractions):
+                    stopped_by = "interval"
+                    break
+            if time.monotonic() - began > plan.steady_budget_s:
+                stopped_by = "budget"
+                break
+        self.ev.steady = {"rounds": rounds, "stopped_by": stopped_by, "most_calls_per_burst": most,
+                          "seconds": round(time.monotonic() - began, 3)}
 
     def compare(self, call: Call) -> None:
         reply = self.ask(REFERENCE, "compare", {"seed": call.seed})
@@ -803,6 +969,7 @@ class Verification:
         self.progress("timing")
         with self.step("time"), self.lock.exclusive():
             self.time()
+            self.measure_steady()
         self.lock.checkpoint()
         with self.step("profile"):
             self.profile()
@@ -878,8 +1045,10 @@ class Verification:
         a candidate rejected for running beside the baselines must not leave its effect on them."""
         if verdict.get("status") != "verified":
             return
-        measured = {name: m for name, m in (verdict.get("timing", {}).get("baselines") or {}).items()
-                    if name != "eager" and not m.get("cached") and m.get("samples", 0) >= self.plan.min_samples}
+        measures = verdict.get("timing", {}).get("measures") or {}
+        steady, latency = (measures.get("steady_state") or {}).get("baselines") or {}, (measures.get("latency") or {}).get("baselines") or {}
+        measured = {name: {"steady_state": m, "latency": latency.get(name)} for name, m in steady.items()
+                    if name != "eager" and not m.get("cached") and m.get("rounds", 0) >= self.plan.steady_min_rounds}
         if measured and getattr(self, "env_key", None):
             baseline_cache.store_baselines(self.cache_dir, self.problem_source, self.env_key, measured)
 

@@ -22,6 +22,7 @@ process's model on the call's inputs too, and the reference of a compared call c
 history of inputs the candidate's model went through.
 """
 
+import collections
 import json
 import math
 import os
@@ -72,15 +73,20 @@ class Courier(threading.Thread):
         self.capture_fd, self.input_fd = capture_fd, input_fd
         self.expects_outputs = outputs
         self.lock = threading.Condition()
-        self.pending = None  # (key, payload) fed and not yet asked for
-        self.awaiting = None  # (key, sequence): inputs sent, outputs not yet back
+        self.pending: collections.deque = collections.deque()  # (key, payload) fed and not yet asked for
+        self.ends = False  # a burst: the READY after the last pending inputs is answered with END
+        self.awaiting: collections.deque = collections.deque()  # (key, sequence): inputs sent, outputs not yet back
         self.outputs: dict = {}
         self.violation: str | None = None
         self.max_frame = 1 << 20
 
     def feed(self, key, payload: bytes, max_output_bytes: int) -> None:
+        self.feed_burst([(key, payload)], max_output_bytes, ends=False)
+
+    def feed_burst(self, items: list, max_output_bytes: int, *, ends: bool = True) -> None:
         with self.lock:
-            self.pending = (key, payload)
+            self.pending = collections.deque(items)
+            self.ends = ends
             self.max_frame = max_output_bytes + (1 << 20)
 
     def take(self, key, timeout: float = 60.0) -> bytes:
@@ -110,18 +116,21 @@ class Courier(threading.Thread):
             while True:
                 kind, sequence, payload = frames.read_frame(self.capture_fd, self.max_frame)
                 with self.lock:
-                    if kind == frames.READY and self.pending is not None and self.awaiting is None:
-                        key, data = self.pending
-                        self.pending = None
-                        self.awaiting = (key, sequence) if self.expects_outputs else None
-                    elif kind == frames.OUTPUTS and self.awaiting is not None and self.awaiting[1] == sequence:
-                        self.outputs[self.awaiting[0]] = payload
-                        self.awaiting = None
+                    if kind == frames.READY and self.pending:
+                        key, data = self.pending.popleft()
+                        if self.expects_outputs:
+                            self.awaiting.append((key, sequence))
+                        answer = frames.INPUTS
+                    elif kind == frames.READY and self.ends:
+                        self.ends = False
+                        data, answer = b"", frames.END
+                    elif kind == frames.OUTPUTS and self.awaiting and self.awaiting[0][1] == sequence:
+                        self.outputs[self.awaiting.popleft()[0]] = payload
                         self.lock.notify_all()
                         continue
                     else:
                         raise CaptureProtocolError(f"a {frames.KIND_NAMES[kind]} frame the call site had no reason to send")
-                frames.write_frame(self.input_fd, frames.INPUTS, sequence, data)
+                frames.write_frame(self.input_fd, answer, sequence, data)
         except frames.FrameError as exc:
             self._fail(f"the capture pipe carried {exc}")
         except CaptureProtocolError as exc:
@@ -233,6 +242,21 @@ class ReferenceProcess:
         else:
             self.kept[seed] = {"inputs": args}
             self.courier.feed(seed, payload, request["max_output_bytes"])
+        return {"ok": True, "inputs": spec}
+
+    def feed_burst(self, request: dict) -> dict:
+        """The inputs of a burst's calls, one per seed, in order; the READY after the last is answered
+        with END. A candidate's are kept for comparison, as `feed` keeps one call's."""
+        items, spec = [], None
+        for seed in request["seeds"]:
+            args = self._generate(seed, None)
+            spec = spec or [{"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}}
+                            if isinstance(v, torch.Tensor) else {"value": values.encode(v)} for v in args]
+            items.append((seed, frames.tensor_bytes([a for a in args if isinstance(a, torch.Tensor)])))
+            if not request.get("for_baseline"):
+                self.kept[seed] = {"inputs": args}
+        courier = self.baseline_courier if request.get("for_baseline") else self.courier
+        courier.feed_burst(items, request.get("max_output_bytes", 0))
         return {"ok": True, "inputs": spec}
 
     def compare(self, request: dict) -> dict:
@@ -423,6 +447,7 @@ _HANDLERS = {
     "instantiate": ReferenceProcess.instantiate,
     "take_proof": ReferenceProcess.take_proof,
     "feed": ReferenceProcess.feed,
+    "feed_burst": ReferenceProcess.feed_burst,
     "compare": ReferenceProcess.compare,
     "forget": ReferenceProcess.forget,
     "check_in": ReferenceProcess.check_in,

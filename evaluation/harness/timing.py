@@ -73,6 +73,12 @@ def call(fn, args: list, slots: tuple | None, *, capture: bool) -> dict:
     return _site.call(fn, tuple(args), slots, capture=capture)
 
 
+def burst(fn, args: list, slots: tuple, *, capture: bool) -> dict:
+    """Calls back to back until the reference process ends the burst (callsite.c, burst): their
+    results, the exception that stopped them (or None), and how many ran. Their times go to the parent."""
+    return _site.burst(fn, tuple(args), slots, capture=capture)
+
+
 def recheck() -> list[int]:
     """Indices of the last call's captured outputs whose bytes have changed since the capture."""
     return _site.recheck()

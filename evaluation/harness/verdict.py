@@ -7,7 +7,7 @@ whole verdict and indexes a few of its figures (status, speedups, precision tier
 from typing import TypedDict
 
 # Bumped whenever a change could alter a verdict; evaluations are unique per version.
-HARNESS_VERSION = "7"
+HARNESS_VERSION = "8"
 
 VERIFIED = "verified"
 INCORRECT = "incorrect"
@@ -18,6 +18,9 @@ CRASHED = "crashed"
 STATUSES = (VERIFIED, INCORRECT, REJECTED, ERROR, TIMEOUT, CRASHED)
 
 PRECISION_TIERS = ("exact-fp32", "tf32-level", "half-level")
+
+# A speedup beats its baseline only where its whole 95% interval lies above this (CUDA-L1 counts > 1.01x).
+BEATS = 1.01
 
 # The baselines a candidate is timed against, by the names the CLI and the verdict use.
 BASELINES = ("eager", "compile", "compile-ro", "cudagraph")
@@ -59,6 +62,8 @@ class BaselineMeasurement(Measurement, total=False):
 
 
 class Timing(TypedDict, total=False):
+    # Which measure the top-level figures are: "steady_state" (calls back to back) where measured.
+    headline: str
     method: str
     candidate: Measurement
     baselines: dict[str, BaselineMeasurement]
@@ -71,6 +76,15 @@ class Timing(TypedDict, total=False):
     host_ms: dict[str, float]
     speed_of_light: dict
     wall_clock: dict
+    # 95% intervals of the speedups (paired bootstrap over rounds), and which beat their baseline.
+    speedup_intervals: dict[str, list[float]]
+    beats: dict[str, bool]
+    converged: bool
+    stopped_by: str
+    # Each measure in full: steady_state, latency (and device_time where measured).
+    measures: dict
+    # The GPU's clocks, temperature and power state before and after timing (gpu_state.py).
+    gpu: dict
 
 
 class KernelLaunch(TypedDict):

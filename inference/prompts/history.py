@@ -24,6 +24,8 @@ class PriorVerdict:
     speedup_eager: float | None = None
     speedup_compile: float | None = None
     reason: str = ""
+    # The lower end of the speedup's 95% interval over eager (None where the harness measured none).
+    speedup_eager_low: float | None = None
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,12 @@ class PriorCandidate:
     def best_speedup(self) -> float | None:
         speedups = [v.speedup_eager for v in self.verdicts if v.status == VERIFIED and v.speedup_eager is not None]
         return max(speedups, default=None)
+
+    @property
+    def surely_faster(self) -> float | None:
+        """The best lower end of a verified speedup's interval: how much faster it is beyond doubt."""
+        lows = [v.speedup_eager_low for v in self.verdicts if v.status == VERIFIED and v.speedup_eager_low is not None]
+        return max(lows, default=None)
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -84,6 +84,40 @@ class Evaluation(models.Model):
     def is_pending(self) -> bool:
         return self.status in self.PENDING
 
+    MEASURE_LABELS = {"steady_state": "Steady state", "latency": "Latency", "device_time": "Device time"}
+
+    def speedup_interval(self, baseline: str = "eager") -> list[float] | None:
+        """The 95% interval of the headline speedup over `baseline`, where the harness measured one."""
+        interval = ((self.verdict or {}).get("timing") or {}).get("speedup_intervals", {}).get(baseline)
+        return interval if isinstance(interval, list) and len(interval) == 2 else None
+
+    def beats(self, baseline: str = "eager") -> bool:
+        """Faster than `baseline` beyond doubt: the whole interval above 1.01. A speedup without an
+        interval (an older harness) never counts as a win."""
+        interval = self.speedup_interval(baseline)
+        return bool(interval and interval[0] is not None and interval[0] > harness_verdict.BEATS)
+
+    def measure_rows(self) -> list[dict]:
+        """Every measure of the verdict, side by side, for the kernel page: one row per side."""
+        timing = (self.verdict or {}).get("timing") or {}
+        measures = timing.get("measures") or ({"latency": timing} if timing.get("candidate") else {})
+        rows = []
+        for key, measure in measures.items():
+            if not measure or not measure.get("candidate"):
+                continue
+            label = self.MEASURE_LABELS.get(key, key) + (" (headline)" if key == timing.get("headline", "latency") else "")
+            sides = [("This kernel", measure["candidate"], None, None)]
+            for name, measured in (measure.get("baselines") or {}).items():
+                interval = (measure.get("speedup_intervals") or {}).get(name)
+                sides.append((name, measured, (measure.get("speedups") or {}).get(name), interval))
+            for index, (side, measured, speedup, interval) in enumerate(sides):
+                rows.append({"measure": label if index == 0 else "", "what": measure.get("what", "") if index == 0 else "",
+                             "side": side, "median_ms": measured.get("median_ms"), "iqr_ms": measured.get("iqr_ms"),
+                             "samples": measured.get("samples"), "speedup": speedup, "interval": interval,
+                             "no_difference": bool(interval and interval[0] is not None and interval[1] is not None
+                                                   and interval[0] <= harness_verdict.BEATS and interval[1] >= 1 / harness_verdict.BEATS)})
+        return rows
+
     def record_verdict(self, verdict: harness_verdict.Verdict, *, worker: str = "") -> None:
         """Store a harness verdict and copy out the figures the pages sort and filter on."""
         if verdict.get("status") not in harness_verdict.STATUSES:

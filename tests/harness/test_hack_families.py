@@ -86,11 +86,11 @@ def test_times_rewritten_in_the_replies_change_nothing():
 @pytest.mark.parametrize("candidate_name", ["hack_deferred_library_kernel", "hack_deferred_atexit"])
 def test_output_finished_by_code_left_behind_is_captured_unwritten(candidate_name):
     # Nothing the candidate registered runs between its call's return and the capture: what it
-    # returned is compared as it was then. Zeros or NaN poison, depending on the allocator.
+    # returned is compared as it was then: zeros, NaN poison or whatever the allocator's memory held
+    # (CI once saw 2.5e33: memory no poisoning reached), never the product finished later.
     verdict = verify("matmul", candidate_name)
 
     assert (verdict["status"], failed_check(verdict)) in (("incorrect", "outputs_finite"), ("incorrect", "outputs_match_reference"))
-    assert "unwritten output" in verdict["reason"] or "never written" in verdict["reason"], verdict["reason"]
 
 
 def test_the_candidate_process_holds_no_problem_to_tamper_with():
@@ -135,3 +135,21 @@ def test_memory_held_where_no_resident_set_shows_it_counts_against_the_limit():
     verdict = verify("matmul", "hack_memfd_memory", limits={"memory_bytes": 2 * 2**30})
 
     assert verdict["status"] == "error" and "memory" in verdict["reason"], verdict["reason"]
+
+
+# Back-to-back calls (the steady state's bursts), told apart from calls one at a time by the gap since
+# the last call. Every call of a burst is captured; here each is compared too (the platform compares
+# one call of every burst and a quarter of the rest, drawn once the burst is over).
+BURST_FAMILIES = [
+    ("matmul", "hack_burst_aware", "incorrect", "timed_outputs_match_reference"),
+    ("matmul", "hack_burst_thread", "incorrect", "timed_outputs_match_reference"),
+]
+
+
+@pytest.mark.parametrize("problem_name, candidate_name, status, check", BURST_FAMILIES, ids=[f[1] for f in BURST_FAMILIES])
+def test_candidate_that_tells_a_burst_apart_gains_nothing(problem_name, candidate_name, status, check):
+    verdict = verify(problem_name, candidate_name, plan={"timed_check_probability": 1.0})
+
+    # Skipped work reads as zeros (a wrong answer) or as the harness's NaN poison (an unwritten output).
+    assert verdict["status"] == status, verdict["reason"]
+    assert failed_check(verdict) in {check, "outputs_finite"}, verdict["reason"]

@@ -50,11 +50,23 @@ def test_old_harness_versions_hidden_and_delisted_kernels_do_not_count():
 
 def test_summary_statistics_match_hand_computed_values():
     summary = summarize([1.0, 2.0, 4.0, 8.0], level=1, baseline="eager", problems=10)
-    assert summary.verified == 4 and summary.beats == 3
+    assert summary.verified == 4
     assert summary.mean == pytest.approx(3.75)
     assert summary.median == pytest.approx(3.0)
     assert summary.geomean == pytest.approx(math.sqrt(8))
     assert (summary.p25, summary.p75, summary.max) == (pytest.approx(1.75), pytest.approx(5.0), 8.0)
+
+
+def test_only_a_speedup_whose_whole_interval_is_above_1_01_beats_its_baseline():
+    sure, noisy, bare = (make_problem(scale=4 + i, origin="kernelbench", level=2, task=10 + i) for i in range(3))
+    for problem, interval in ((sure, [1.5, 1.7]), (noisy, [0.95, 1.6])):
+        evaluation = verified(kernel_for(problem), eager=1.3)
+        evaluation.verdict = {"timing": {"speedup_intervals": {"eager": interval}}}
+        evaluation.save()
+    verified(kernel_for(bare), eager=3.0)  # an older harness's verdict: a speedup without an interval
+
+    level2 = next(s for s in summary_table("h100") if s.level == 2 and s.baseline == "eager")
+    assert level2.verified == 3 and level2.beats == 1
 
 
 def test_degenerate_problems_stay_out_of_the_summary():

@@ -226,6 +226,8 @@ class Lesson:
     text: str
     failed: bool
     best_speedup: float | None
+    # How much faster than eager beyond doubt (the lower end of the interval); promotion needs it.
+    surely_faster: float | None = None
 
 
 def lessons(history: list[PriorCandidate]) -> list[Lesson]:
@@ -246,7 +248,7 @@ def lessons(history: list[PriorCandidate]) -> list[Lesson]:
                 parts.append(f"{verdict.status} on {verdict.arch}" + (f" ({verdict.reason})" if verdict.reason else ""))
         failed = not any(v.status == VERIFIED for v in candidate.verdicts)
         found.append(Lesson(candidate.round, key, f"Round {candidate.round} tried {label}: {'; '.join(parts)}.",
-                            failed, candidate.best_speedup))
+                            failed, candidate.best_speedup, candidate.surely_faster))
     return found
 
 
@@ -272,7 +274,7 @@ def _adjust(assessment: Assessment, learned: list[Lesson]) -> None:
             assessment.saving_s = _scale(assessment.saving_s, DEMOTED)
             assessment.adjustments.append(f"demoted: `{lesson.key}` of the same family was slower than eager "
                                           f"({lesson.best_speedup:.2f}x) in round {lesson.round}")
-        elif lesson.best_speedup is not None and lesson.best_speedup >= FAST:
+        elif lesson.best_speedup is not None and lesson.best_speedup >= FAST and (lesson.surely_faster or 0) > 1.01:
             assessment.saving_s = _scale(assessment.saving_s, PROMOTED)
             assessment.adjustments.append(f"promoted: `{lesson.key}` of the same family reached "
                                           f"{lesson.best_speedup:.2f}x in round {lesson.round}")

@@ -1,0 +1,212 @@
+"""The harness's steady-state speedups against `triton.testing.do_bench` and a CUDA-graph replay, on
+the same (reference, candidate) pairs of CUDA-L1's H100 release, in one run on one GPU.
+
+    python benchmarks/steady_state.py compare --state var/steady --tasks L1T25,L2T14 --budget-s 500
+    python benchmarks/steady_state.py repeat  --state var/steady --tasks L1T25,... --runs 3
+    python benchmarks/steady_state.py report  --state var/steady
+
+`compare` verifies each candidate through the CLI (eager baseline), then times both sides with
+do_bench (back-to-back calls, L2 cleared before each, median) and as a CUDA-graph replay, in one
+process, the reference before the candidate is loaded (as the harness keeps the candidate's global
+state, TF32 say, out of the reference's measurement). Results accumulate as JSON lines in --state, so a run cut short resumes.
+Plain Python (no Django).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import harness_cuda_l1 as cuda_l1  # noqa: E402  (after the path is set)
+
+# Trimmed for a batch: the platform's defaults sample longer.
+PLAN = {"trials": 1, "inputs_per_trial": 2, "warmup_rounds": 2, "min_samples": 10, "max_samples": 30, "timing_budget_s": 2.0,
+        "timed_checks": 1, "steady_budget_s": 8.0, "profile": False, "shape_check": False, "speed_of_light": False}
+LIMITS = {"call_time_s": 120, "build_time_s": 300, "wall_time_s": 420, "build_cache_dir": cuda_l1.BUILD_CACHE}
+
+
+def harness(problem: Path, candidate: Path, state: Path) -> dict:
+    verdict, wall, log = cuda_l1.run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
+                                          "--baselines", "eager", "--json", "--plan", json.dumps(PLAN),
+                                          "--limits", json.dumps(LIMITS)], 600)
+    if verdict is None:
+        return {"status": "harness-failure", "log": log[-800:], "wall_s": wall}
+    timing = verdict.get("timing") or {}
+    measures = timing.get("measures") or {}
+    steady, latency = measures.get("steady_state") or {}, measures.get("latency") or {}
+    return {
+        "status": verdict["status"], "reason": verdict["reason"][:200], "wall_s": round(wall, 2),
+        "steady": (steady.get("speedups") or {}).get("eager"),
+        "steady_interval": (steady.get("speedup_intervals") or {}).get("eager"),
+        "steady_candidate_ms": (steady.get("candidate") or {}).get("median_ms"),
+        "steady_eager_ms": ((steady.get("baselines") or {}).get("eager") or {}).get("median_ms"),
+        "rounds": steady.get("rounds"), "stopped_by": steady.get("stopped_by"), "leftover_us": steady.get("leftover_us"),
+        "latency": (latency.get("speedups") or {}).get("eager"),
+        "latency_candidate_ms": (latency.get("candidate") or {}).get("median_ms"),
+        "gpu": timing.get("gpu"), "cost": verdict.get("cost"), "flags": verdict.get("flags"),
+    }
+
+
+def peer(problem: Path, candidate: Path) -> dict:
+    """Both sides timed by do_bench and by a CUDA-graph replay in one process of their own: the
+    reference first, then the candidate is loaded (so what it changes in torch's global state, TF32
+    say, never reaches the reference's measurement)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, __file__, "peer", "--problem", str(problem), "--candidate", str(candidate)],
+                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"error": done.stderr[-800:]}
+
+
+def _time_side(model, inputs) -> dict:
+    import torch
+    import triton.testing
+
+    result = {}
+    with torch.no_grad():
+        for _ in range(3):
+            model(*inputs)
+        torch.cuda.synchronize()
+        result["do_bench_ms"] = triton.testing.do_bench(lambda: model(*inputs), warmup=100, rep=500, return_mode="median")
+        try:
+            static = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(3):
+                    model(*static)
+            torch.cuda.current_stream().wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                model(*static)
+            result["graph_ms"] = triton.testing.do_bench(graph.replay, warmup=100, rep=500, return_mode="median")
+        except Exception as exc:  # noqa: BLE001  (capture does not work for every kernel)
+            result["graph_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    return result
+
+
+def command_peer(problem: Path, candidate: Path) -> None:
+    import torch
+
+    from evaluation.harness import loading
+
+    module, _ = loading.load_problem(str(problem), None)
+    init = loading.init_inputs(module)
+    torch.manual_seed(0)
+    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
+    result = {"reference": _time_side(loading.build_model(module.Model, list(init), 1, "cuda"), inputs)}
+    try:
+        cls = loading.load_module(loading.CANDIDATE_MODULE, candidate.read_text(), str(candidate)).ModelNew
+        result["candidate"] = _time_side(loading.build_model(cls, list(init), 1, "cuda"), inputs)
+    except Exception as exc:  # noqa: BLE001
+        result["candidate"] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    print(json.dumps(result))
+
+
+def command_compare(state: Path, tasks: list[str], budget_s: float, runs_file: str = "compare.jsonl") -> None:
+    rows = {cuda_l1.key(r): r for r in cuda_l1.entries()}
+    out = state / runs_file
+    done = set(cuda_l1.load_results(out))
+    began = time.monotonic()
+    folder = Path(tempfile.mkdtemp(prefix="steady-"))
+    for key in tasks:
+        if key in done:
+            continue
+        if time.monotonic() - began > budget_s:
+            print(f"budget spent before {key}", flush=True)
+            break
+        problem, candidate = cuda_l1.write_sources(folder, rows[key])
+        record = {"key": key, **harness(problem, candidate, state)}
+        timed = peer(problem, candidate)
+        reference, ours = timed.get("reference") or {}, timed.get("candidate") or {}
+        record["do_bench"] = timed
+        if reference.get("do_bench_ms") and ours.get("do_bench_ms"):
+            record["do_bench_speedup"] = reference["do_bench_ms"] / ours["do_bench_ms"]
+        if reference.get("graph_ms") and ours.get("graph_ms"):
+            record["graph_speedup"] = reference["graph_ms"] / ours["graph_ms"]
+        if record.get("steady") and record.get("do_bench_speedup"):
+            record["steady_over_do_bench"] = record["steady"] / record["do_bench_speedup"]
+        cuda_l1.append(out, record)
+        print(key, record["status"], record.get("steady"), record.get("do_bench_speedup"), record.get("steady_over_do_bench"),
+              record.get("wall_s"), flush=True)
+
+
+def command_repeat(state: Path, tasks: list[str], runs: int) -> None:
+    rows = {cuda_l1.key(r): r for r in cuda_l1.entries()}
+    folder = Path(tempfile.mkdtemp(prefix="steady-repeat-"))
+    for run in range(runs):
+        for key in tasks:
+            problem, candidate = cuda_l1.write_sources(folder, rows[key])
+            record = {"key": f"{key}#{run}", "task": key, "run": run, **harness(problem, candidate, state)}
+            cuda_l1.append(state / "repeat.jsonl", record)
+            print(record["key"], record["status"], record.get("steady"), record.get("steady_candidate_ms"), flush=True)
+
+
+def command_report(state: Path) -> None:
+    compared = list(cuda_l1.load_results(state / "compare.jsonl").values())
+    print("| task | status | steady | 95% interval | do_bench | steady/do_bench | latency | graph | candidate ms (steady) | wall s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    ratios = []
+    for r in compared:
+        interval = r.get("steady_interval")
+        ratio = r.get("steady_over_do_bench")
+        if ratio:
+            ratios.append(ratio)
+        fmt = lambda v: f"{v:.3f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
+        print(f"| {r['key']} | {r['status']} | {fmt(r.get('steady'))} | "
+              f"{'-' if not interval else f'{interval[0]:.3f}-{interval[1]:.3f}'} | {fmt(r.get('do_bench_speedup'))} | "
+              f"{fmt(ratio)} | {fmt(r.get('latency'))} | {fmt(r.get('graph_speedup'))} | {fmt(r.get('steady_candidate_ms'))} | "
+              f"{fmt(r.get('wall_s'))} |")
+    if ratios:
+        within = sum(1 for x in ratios if abs(x - 1) <= 0.05)
+        print(f"\nsteady/do_bench: {within} of {len(ratios)} within 5%; median {statistics.median(ratios):.3f}, "
+              f"min {min(ratios):.3f}, max {max(ratios):.3f}")
+    walls = [r["wall_s"] for r in compared if r.get("wall_s") and r["key"].startswith(("L1", "L2"))]
+    if walls:
+        print(f"wall time of a level-1/2 verification: median {statistics.median(walls):.1f} s over {len(walls)}")
+    repeats = list(cuda_l1.load_results(state / "repeat.jsonl").values())
+    by_task: dict = {}
+    for r in repeats:
+        if r.get("steady"):
+            by_task.setdefault(r["task"], []).append(r["steady"])
+    for task, values in by_task.items():
+        spread = (max(values) - min(values)) / statistics.median(values)
+        print(f"repeat {task}: {', '.join(f'{v:.3f}' for v in values)}; spread {spread:.1%}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("command", choices=("compare", "repeat", "report", "peer"))
+    parser.add_argument("--state", default="var/steady")
+    parser.add_argument("--tasks", default="")
+    parser.add_argument("--budget-s", type=float, default=500)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--problem")
+    parser.add_argument("--candidate")
+    args = parser.parse_args()
+    if args.command == "peer":
+        command_peer(Path(args.problem), Path(args.candidate))
+        return
+    state = Path(args.state)
+    state.mkdir(parents=True, exist_ok=True)
+    tasks = [t for t in args.tasks.split(",") if t]
+    if args.command == "compare":
+        command_compare(state, tasks, args.budget_s)
+    elif args.command == "repeat":
+        command_repeat(state, tasks, args.runs)
+    else:
+        command_report(state)
+
+
+if __name__ == "__main__":
+    main()
