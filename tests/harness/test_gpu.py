@@ -66,3 +66,34 @@ def test_steady_state_and_latency_are_both_measured_with_intervals_and_gpu_state
     assert low <= steady["speedups"]["eager"] <= high
     assert steady["candidate"]["median_ms"] <= latency["candidate"]["median_ms"]
     assert timing["gpu"]["before"].get("sm_clock_mhz") or timing["gpu"]["before"].get("unavailable")
+
+
+@needs_cuda
+def test_illegal_address_is_crashed():
+    verdict = cuda_verify("matmul", "gpu_illegal_address")
+
+    assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_runs")
+
+
+@needs_cuda
+def test_same_kernels_as_reference_on_the_gpu():
+    verdict = cuda_verify("matmul", "same_kernels_matmul", plan={"profile": True})
+
+    assert "same_kernels_as_reference" in verdict["flags"]
+
+
+@needs_cuda
+def test_candidate_using_torch_compile_verifies_on_the_gpu():
+    # Inductor's Triton backend here (the CPU suite covers its C++ one): no compile worker, and no
+    # change to torch after the snapshot, may count against the candidate.
+    verdict = cuda_verify("linear_relu", "honest_compiled_linear_relu", baselines=("eager", "compile"))
+
+    assert verdict["status"] == "verified", verdict["reason"]
+
+
+@needs_cuda
+def test_compiled_graph_output_overwritten_by_the_next_call_is_rejected():
+    verdict = cuda_verify("matmul", "gpu_compiled_graph_output")
+
+    assert (verdict["status"], failed_check(verdict)) == ("rejected", "output_owns_storage")
+    assert "overwritten by its next call" in verdict["reason"]
