@@ -72,6 +72,8 @@ def _time_side(model, inputs) -> dict:
     import torch
     import triton.testing
 
+    from evaluation.harness import baselines
+
     result = {}
     with torch.no_grad():
         for _ in range(3):
@@ -79,16 +81,7 @@ def _time_side(model, inputs) -> dict:
         torch.cuda.synchronize()
         result["do_bench_ms"] = triton.testing.do_bench(lambda: model(*inputs), warmup=100, rep=500, return_mode="median")
         try:
-            static = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                for _ in range(3):
-                    model(*static)
-            torch.cuda.current_stream().wait_stream(stream)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                model(*static)
+            graph = baselines.CudaGraphCall(model, inputs)  # captured as the harness's cudagraph baseline is
             result["graph_ms"] = triton.testing.do_bench(graph.replay, warmup=100, rep=500, return_mode="median")
         except Exception as exc:  # noqa: BLE001  (capture does not work for every kernel)
             result["graph_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -2,13 +2,13 @@
 # Issue 15's timing on a lent GPU, from the repository root there, with bubblewrap's .deb files carried
 # in .deb/ (see harness7_session.sh):
 #
-#   benchmarks/timing_session.sh check STATE     # foreground: tests/harness/test_gpu.py in the sandbox
-#   benchmarks/timing_session.sh start STATE TASKS   # background: builds, then steady_state.py compare
-#   benchmarks/timing_session.sh repeat STATE TASKS  # background: steady_state.py repeat (3 runs)
-#   benchmarks/timing_session.sh follow STATE SECONDS
+#   benchmarks/timing_session.sh check STATE     # tests/harness/test_gpu.py in the sandbox
+#   benchmarks/timing_session.sh all STATE TASKS SECONDS      # builds, check, then compare until SECONDS, pack
+#   benchmarks/timing_session.sh repeat STATE TASKS SECONDS   # builds, then 3 runs of each task, pack
 #   benchmarks/timing_session.sh pack STATE
-#   benchmarks/timing_session.sh all STATE TASKS SECONDS   # one call: builds in the background, check,
-#                                                         # then compare until SECONDS, then pack
+#
+# Everything runs in the foreground: a lent machine goes back soon after a call returns, and what ran
+# in the background goes with it.
 set -u
 command=$1
 state=$(realpath -m "$2")
@@ -29,34 +29,21 @@ check)
   python3 -m pytest tests/harness/test_gpu.py -q -p no:cacheprovider > "$state/test_gpu.txt" 2>&1
   tail -n 25 "$state/test_gpu.txt"
   ;;
-start)
-  touch "$state/building"
-  setsid bash -c "
-    python3 benchmarks/harness_cuda_l1.py build --state '$state' --workers 12 --only '$tasks' > '$state/build.log' 2>&1
-    rm -f '$state/building'
-    python3 benchmarks/steady_state.py compare --state '$state' --tasks '$tasks' --budget-s 1500 > '$state/compare.log' 2>&1
-  " > "$state/session.log" 2>&1 < /dev/null &
-  echo "started; state in $state"
-  ;;
-repeat)
-  setsid bash -c "python3 benchmarks/steady_state.py repeat --state '$state' --tasks '$tasks' --runs 3 > '$state/repeat.log' 2>&1" \
-    > /dev/null 2>&1 < /dev/null &
-  ;;
-all)
+all|repeat)
   began=$(date +%s)
   # The builds finish before anything is timed: a dozen compilers beside a measurement slow its host.
   python3 benchmarks/harness_cuda_l1.py build --state "$state" --workers 12 --only "$tasks" > "$state/build.log" 2>&1 < /dev/null
-  [ -f "$state/test_gpu.txt" ] || "$0" check "$state"
-  left=$(( ${4:-500} - ($(date +%s) - began) ))
-  python3 benchmarks/steady_state.py compare --state "$state" --tasks "$tasks" --budget-s "$left" > "$state/compare.log" 2>&1
-  tail -n 40 "$state/compare.log"
+  if [ "$command" = all ]; then
+    [ -f "$state/test_gpu.txt" ] || "$0" check "$state"
+    left=$(( ${4:-500} - ($(date +%s) - began) ))
+    python3 benchmarks/steady_state.py compare --state "$state" --tasks "$tasks" --budget-s "$left" > "$state/compare.log" 2>&1
+    tail -n 40 "$state/compare.log"
+  else
+    timeout $(( ${4:-500} - ($(date +%s) - began) )) python3 benchmarks/steady_state.py repeat --state "$state" --tasks "$tasks" \
+      --runs 3 > "$state/repeat.log" 2>&1
+    tail -n 20 "$state/repeat.log"
+  fi
   "$0" pack "$state"
-  ;;
-follow)
-  sleep "${3:-500}"
-  wc -l "$state"/*.jsonl 2>/dev/null
-  tail -n 8 "$state/build.log" "$state/compare.log" "$state/repeat.log" 2>/dev/null
-  tar czf "$OUT/state.tgz" -C "$(dirname "$state")" "$(basename "$state")"
   ;;
 pack)
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv > "$state/gpu.csv" 2>&1

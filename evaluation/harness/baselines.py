@@ -23,12 +23,16 @@ class CudaGraphCall:
         with torch.cuda.graph(self._graph):
             self._output = model(*self._static)
 
+    def replay(self):
+        """The graph alone, on the inputs last copied in: the reference's device time."""
+        self._graph.replay()
+        return self._output
+
     def __call__(self, *inputs):
         for static, value in zip(self._static, inputs):
             if isinstance(static, torch.Tensor):
                 static.copy_(value)
-        self._graph.replay()
-        return self._output
+        return self.replay()
 
 
 def unavailable_reason(name: str, device: str) -> str | None:

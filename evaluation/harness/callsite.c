@@ -547,23 +547,45 @@ static int read_slots(PyObject *slots, Slot *slot, Py_ssize_t count, uint64_t *t
     return 1;
 }
 
-static int receive_inputs(Slot *slot, Py_ssize_t count, uint64_t total) {
-    FrameHeader ready = {FRAME_MAGIC, FRAME_READY, 0, S.sequence};
+/* A call's inputs: READY goes out with the sequence the call will have, and the reference process
+ * answers with the call's INPUTS, filled into the slots, or (a burst, where `ended` is given) with END.
+ * A burst's length is the parent's secret: the call site learns that a call was the last only after it
+ * has returned. In a burst (`call` given) on CUDA the bytes land in page-locked memory kept until the
+ * burst ends, so the upload is queued on the stream rather than waited for, as is the read-back after
+ * the call (which inputs it wrote to); a single call's are uploaded at once. */
+static int take_inputs(Slot *slot, Py_ssize_t count, uint64_t total, uint64_t sequence, BurstCall *call, int *ended) {
+    FrameHeader ready = {FRAME_MAGIC, FRAME_READY, 0, sequence};
+    if (ended) *ended = 0;
     if (!same_pipe(S.capture_fd, &S.capture_id, "capture pipe") || !same_pipe(S.input_fd, &S.input_id, "inputs pipe"))
         return 0;
     if (!write_all(S.capture_fd, (const char *)&ready, sizeof ready)) return 0;
     FrameHeader header;
     if (!read_all(S.input_fd, (char *)&header, sizeof header)) return 0;
-    if (header.magic != FRAME_MAGIC || header.kind != FRAME_INPUTS || header.length != total || header.sequence != S.sequence) {
+    if (ended && header.magic == FRAME_MAGIC && header.kind == FRAME_END && header.length == 0 && header.sequence == sequence) {
+        *ended = 1;
+        return 1;
+    }
+    if (header.magic != FRAME_MAGIC || header.kind != FRAME_INPUTS || header.length != total || header.sequence != sequence) {
         PyErr_Format(Tampered, "the inputs frame does not match the call's input slots (%llu bytes for %llu)",
                      (unsigned long long)header.length, (unsigned long long)total);
         return 0;
     }
-    if (!grow(&S.inputs, &S.inputs_size, total) || !read_all(S.input_fd, S.inputs, total)) return 0;
+    int queued = call && S.cuda;
+    char *bytes;
+    if (queued) {
+        if (!(bytes = call->inputs = pinned_alloc(total)) || !(call->readback = pinned_alloc(total))) return 0;
+    } else {
+        if (!grow(&S.inputs, &S.inputs_size, total)) return 0;
+        bytes = S.inputs;
+        if (call) { call->inputs = S.inputs; call->readback = NULL; }
+    }
+    if (!read_all(S.input_fd, bytes, total)) return 0;
     uint64_t offset = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (slot[i].device_type == kDLCPU) memcpy(slot[i].data, S.inputs + offset, slot[i].nbytes);
-        else if (slot[i].nbytes && !cu_ok(cu.memcpyHtoD((CUdeviceptr)slot[i].data, S.inputs + offset, slot[i].nbytes), "cuMemcpyHtoD"))
+        CUdeviceptr device = (CUdeviceptr)slot[i].data;
+        if (slot[i].device_type == kDLCPU) memcpy(slot[i].data, bytes + offset, slot[i].nbytes);
+        else if (slot[i].nbytes && !(queued ? cu_ok(cu.memcpyHtoDAsync(device, bytes + offset, slot[i].nbytes, NULL), "cuMemcpyHtoDAsync")
+                                            : cu_ok(cu.memcpyHtoD(device, bytes + offset, slot[i].nbytes), "cuMemcpyHtoD")))
             return 0;
         offset += slot[i].nbytes;
     }
@@ -595,31 +617,73 @@ static PyObject *modified_slots(Slot *slot, Py_ssize_t count) {
     return modified;
 }
 
-/* The previous call's captured outputs, overwritten with 0xff bytes (NaN for every float type), unless
+/* Captured outputs from `first` on, overwritten with 0xff bytes (NaN for every float type), unless
  * the reference itself returns memory its model keeps (decided at init, before any user code): an
- * output stored and returned again holds poison, not the answer it held when it was captured. The
- * call site holds each captured tensor until then, so the memory it writes is still that output's. */
-static int poison_previous(void) {
-    int ok = 1;
-    for (int i = 0; i < S.leaf_count; i++) {
+ * output stored and returned again holds poison, not the answer it held when it was captured. In a
+ * burst (`queued`) the overwrite is queued on the stream behind the capture; otherwise it is done at
+ * once. The call site holds each captured tensor until it is poisoned, so the memory it writes is still
+ * that output's. */
+static int poison(int first, int queued) {
+    if (!S.poison_outputs) return 1;
+    for (int i = first; i < S.leaf_count; i++) {
         Leaf *leaf = &S.leaves[i];
         size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
-        if (ok && S.poison_outputs && span) {
-            if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
-            else ok = cu_ok(cu.memsetD8((CUdeviceptr)leaf->span_lo, 0xff, span), "cuMemsetD8");
-        }
-        Py_CLEAR(leaf->tensor);
+        if (!span) continue;
+        if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
+        else if (!(queued ? cu_ok(cu.memsetD8Async((CUdeviceptr)leaf->span_lo, 0xff, span, NULL), "cuMemsetD8Async")
+                          : cu_ok(cu.memsetD8((CUdeviceptr)leaf->span_lo, 0xff, span), "cuMemsetD8")))
+            return 0;
     }
-    S.leaf_count = 0;
+    return 1;
+}
+
+static void release_leaves(void) {
+    for (int i = 0; i < S.leaf_count; i++) Py_CLEAR(S.leaves[i].tensor);
+    S.leaf_count = S.call_leaf0 = 0;
+}
+
+/* The previous call's captured outputs, poisoned and let go before the next call. */
+static int poison_previous(void) {
+    int ok = poison(0, 0);
+    release_leaves();
     return ok;
 }
 
-static int flush(void) {
+/* The cache flush before a call: `device_bytes` of `device` written on the calling stream (CUDA), or
+ * the host buffer (CPU). */
+static int flush(CUdeviceptr device, size_t device_bytes) {
     S.flush_value++;
-    if (!S.flush_bytes) return 1;
-    if (S.cuda) return cu_ok(cu.memsetD8Async(S.flush_device, S.flush_value, S.flush_bytes, NULL), "cuMemsetD8Async");
-    memset(S.flush_host, S.flush_value, S.flush_bytes);
+    if (S.cuda)
+        return !device_bytes || cu_ok(cu.memsetD8Async(device, S.flush_value, device_bytes, NULL), "cuMemsetD8Async");
+    if (S.flush_bytes) memset(S.flush_host, S.flush_value, S.flush_bytes);
     return 1;
+}
+
+/* The exception set now, taken out of the interpreter with its traceback. */
+static PyObject *fetch_error(void) {
+    PyObject *type, *error, *tb;
+    PyErr_Fetch(&type, &error, &tb);
+    PyErr_NormalizeException(&type, &error, &tb);
+    if (error && tb) PyException_SetTraceback(error, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return error;
+}
+
+/* A failed synchronize after the calls: the calls' own failure, surfacing there (the candidate's, not
+ * the harness's), unless one of them raised already. */
+static void error_after_sync(CUresult r, PyObject **error) {
+    if (r == 0 || *error) return;
+    const char *text = "unknown";
+    cu.getErrorString(r, &text);
+    PyErr_Format(PyExc_RuntimeError, "CUDA error after the call: %s", text);
+    *error = fetch_error();
+}
+
+static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified) {
+    if (S.timing_fd < 0) return 1;
+    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified};
+    return same_pipe(S.timing_fd, &S.timing_id, "timing pipe") && write_all(S.timing_fd, (const char *)&record, sizeof record);
 }
 
 /* ---- the module's functions ---- */
@@ -717,9 +781,9 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
     close_window(&window);
     if (!poison_previous()) goto fault;
     if ((slot_count || S.every_call_captured)
-        && (!read_slots(slots, slot, slot_count, &input_bytes) || !receive_inputs(slot, slot_count, input_bytes)))
+        && (!read_slots(slots, slot, slot_count, &input_bytes) || !take_inputs(slot, slot_count, input_bytes, S.sequence, NULL, NULL)))
         goto fault;
-    if (!flush()) goto fault;
+    if (!flush(S.flush_device, S.flush_bytes)) goto fault;
     if (S.cuda && (!cu_ok(cu.ctxSynchronize(), "cuCtxSynchronize") || !cu_ok(cu.eventRecord(S.start, NULL), "cuEventRecord")))
         goto fault;
 
@@ -730,14 +794,7 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
     close_window(&window);
 
     host_ms = returned - began;
-    if (!result) {
-        PyObject *type, *tb;
-        PyErr_Fetch(&type, &error, &tb);
-        PyErr_NormalizeException(&type, &error, &tb);
-        if (error && tb) PyException_SetTraceback(error, tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-    }
+    if (!result) error = fetch_error();
     if (S.cuda) {
         if (!cu_ok(cu.eventRecord(S.returned, NULL), "cuEventRecord")) goto fault;
         CUresult r;
@@ -746,18 +803,8 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
         r = cu.ctxSynchronize();
         Py_END_ALLOW_THREADS
         if (r == 0) r = cu.ctxSynchronize(); /* and nothing launched while the GIL was free is left out */
-        if (r != 0) {
-            const char *text = "unknown";
-            cu.getErrorString(r, &text);
-            if (!error) { /* the call's own failure, surfacing at the synchronize: the candidate's, not ours */
-                PyErr_Format(PyExc_RuntimeError, "CUDA error after the call: %s", text);
-                PyObject *type, *tb;
-                PyErr_Fetch(&type, &error, &tb);
-                PyErr_NormalizeException(&type, &error, &tb);
-                Py_XDECREF(type);
-                Py_XDECREF(tb);
-            }
-        } else {
+        error_after_sync(r, &error);
+        if (r == 0) {
             if (!cu_ok(cu.eventRecord(S.end, NULL), "cuEventRecord") || !cu_ok(cu.eventSynchronize(S.end), "cuEventSynchronize")
                 || !cu_ok(cu.eventElapsedTime(&ms, S.start, S.end), "cuEventElapsedTime")
                 || !cu_ok(cu.eventElapsedTime(&stream_ms, S.start, S.returned), "cuEventElapsedTime"))
@@ -777,17 +824,14 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
         modified = modified_slots(slot, slot_count);
         if (!modified) goto fault;
     }
-    if (S.timing_fd >= 0) {
-        TimingRecord record = {TIMING_MAGIC, 0, S.sequence, ms, S.cuda ? stream_ms : -1.0, host_ms, 0};
-        record.flags = (error ? TIMED_RAISED : TIMED_OK) | (captured ? TIMED_CAPTURED : 0) | (S.cuda ? TIMED_CUDA : 0);
-        for (Py_ssize_t i = 0; modified && i < PyList_GET_SIZE(modified); i++) {
-            long index = PyLong_AsLong(PyList_GET_ITEM(modified, i));
-            record.inputs_modified |= index < 63 ? (1ull << index) : (1ull << 63);
-        }
-        if (!same_pipe(S.timing_fd, &S.timing_id, "timing pipe")
-            || !write_all(S.timing_fd, (const char *)&record, sizeof record))
-            goto fault;
+    uint64_t mask = 0;
+    for (Py_ssize_t i = 0; modified && i < PyList_GET_SIZE(modified); i++) {
+        long index = PyLong_AsLong(PyList_GET_ITEM(modified, i));
+        mask |= index < 63 ? (1ull << index) : (1ull << 63);
     }
+    if (!write_record((error ? TIMED_RAISED : TIMED_OK) | (captured ? TIMED_CAPTURED : 0), S.sequence, ms,
+                      S.cuda ? stream_ms : -1.0, host_ms, mask))
+        goto fault;
     open_window(&window);
 
     reply = Py_BuildValue("{s:O,s:O,s:d,s:d,s:d,s:i,s:O,s:K}", "result", result ? result : Py_None,
@@ -808,53 +852,6 @@ fault:
 }
 
 /* ---- bursts: calls back to back, the device synchronized once at the end ---- */
-
-static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified) {
-    if (S.timing_fd < 0) return 1;
-    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified};
-    return same_pipe(S.timing_fd, &S.timing_id, "timing pipe") && write_all(S.timing_fd, (const char *)&record, sizeof record);
-}
-
-/* The next call's inputs, or the end of the burst: READY goes out with the sequence the call would
- * have, and the reference process answers with that call's INPUTS or with END. The burst's length is
- * the parent's secret: the call site learns that a call was the last only after it has returned. */
-static int next_inputs(Slot *slot, Py_ssize_t count, uint64_t total, uint64_t sequence, BurstCall *call, int *ended) {
-    FrameHeader ready = {FRAME_MAGIC, FRAME_READY, 0, sequence};
-    *ended = 0;
-    if (!same_pipe(S.capture_fd, &S.capture_id, "capture pipe") || !same_pipe(S.input_fd, &S.input_id, "inputs pipe"))
-        return 0;
-    if (!write_all(S.capture_fd, (const char *)&ready, sizeof ready)) return 0;
-    FrameHeader header;
-    if (!read_all(S.input_fd, (char *)&header, sizeof header)) return 0;
-    if (header.magic == FRAME_MAGIC && header.kind == FRAME_END && header.length == 0 && header.sequence == sequence) {
-        *ended = 1;
-        return 1;
-    }
-    if (header.magic != FRAME_MAGIC || header.kind != FRAME_INPUTS || header.length != total || header.sequence != sequence) {
-        PyErr_Format(Tampered, "the inputs frame does not match the call's input slots (%llu bytes for %llu)",
-                     (unsigned long long)header.length, (unsigned long long)total);
-        return 0;
-    }
-    call->readback = NULL;
-    if (S.cuda) {
-        /* Page-locked, so the upload is queued on the stream rather than waited for; kept until the
-         * burst ends, as is the read-back after the call (which inputs the call wrote to). */
-        if (!(call->inputs = pinned_alloc(total)) || !(call->readback = pinned_alloc(total))) return 0;
-    } else {
-        if (!grow(&S.inputs, &S.inputs_size, total)) return 0;
-        call->inputs = S.inputs;
-    }
-    if (!read_all(S.input_fd, call->inputs, total)) return 0;
-    uint64_t offset = 0;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        if (slot[i].device_type == kDLCPU) memcpy(slot[i].data, call->inputs + offset, slot[i].nbytes);
-        else if (slot[i].nbytes && !cu_ok(cu.memcpyHtoDAsync((CUdeviceptr)slot[i].data, call->inputs + offset, slot[i].nbytes, NULL),
-                                          "cuMemcpyHtoDAsync"))
-            return 0;
-        offset += slot[i].nbytes;
-    }
-    return 1;
-}
 
 /* Queued behind a burst call: its input slots read back, for the check of which it wrote to. */
 static int queue_readback(Slot *slot, Py_ssize_t count, BurstCall *call) {
@@ -877,35 +874,6 @@ static uint64_t modified_mask(Slot *slot, Py_ssize_t count, const char *before, 
         offset += slot[i].nbytes;
     }
     return mask;
-}
-
-/* The burst call's outputs, poisoned as soon as they are captured (queued on the stream behind the
- * capture): an output stored and returned again by a later call holds poison, not its answer. */
-static int queue_poison(int first) {
-    if (!S.poison_outputs) return 1;
-    for (int i = first; i < S.leaf_count; i++) {
-        Leaf *leaf = &S.leaves[i];
-        size_t span = (size_t)(leaf->span_hi - leaf->span_lo);
-        if (!span) continue;
-        if (leaf->device_type == kDLCPU) memset(leaf->span_lo, 0xff, span);
-        else if (!cu_ok(cu.memsetD8Async((CUdeviceptr)leaf->span_lo, 0xff, span, NULL), "cuMemsetD8Async")) return 0;
-    }
-    return 1;
-}
-
-static void release_leaves(void) {
-    for (int i = 0; i < S.leaf_count; i++) Py_CLEAR(S.leaves[i].tensor);
-    S.leaf_count = S.call_leaf0 = 0;
-}
-
-static PyObject *fetch_error(void) {
-    PyObject *type, *error, *tb;
-    PyErr_Fetch(&type, &error, &tb);
-    PyErr_NormalizeException(&type, &error, &tb);
-    if (error && tb) PyException_SetTraceback(error, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    return error;
 }
 
 /* burst(fn, args, slots, *, capture) -> dict
@@ -945,7 +913,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     Slot slot[MAX_SLOTS];
     uint64_t input_bytes = 0, first_sequence = S.sequence + 1;
     Window window;
-    PyObject *error = NULL, *reply = NULL, *results = NULL, *modified = NULL;
+    PyObject *error = NULL, *reply = NULL, *results = NULL;
     int n = 0, ended = 0;
     double leftover_ms = 0, span_ms = 0;
 
@@ -957,17 +925,14 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     if (!read_slots(slots, slot, slot_count, &input_bytes)) goto fault;
     for (;;) {
         BurstCall *call = &S.burst[n];
-        if (!next_inputs(slot, slot_count, input_bytes, S.sequence + 1, call, &ended)) goto fault;
+        if (!take_inputs(slot, slot_count, input_bytes, S.sequence + 1, call, &ended)) goto fault;
         if (ended) break;
         if (n == MAX_BURST) { PyErr_SetString(Tampered, "a burst ran past the longest the harness asks for"); goto fault; }
         S.sequence++;
         call->result = NULL;
         call->captured = 0;
         call->out_length = 0;
-        S.flush_value++;
-        if (S.cuda && !cu_ok(cu.memsetD8Async(S.burst_flush, S.flush_value, S.burst_flush_bytes, NULL), "cuMemsetD8Async"))
-            goto fault;
-        if (!S.cuda && S.flush_bytes) memset(S.flush_host, S.flush_value, S.flush_bytes);
+        if (!flush(S.burst_flush, S.burst_flush_bytes)) goto fault;
         if (S.cuda && !cu_ok(cu.eventRecord(call->start, NULL), "cuEventRecord")) goto fault;
         open_window(&window);
         double t0 = now_ms();
@@ -989,7 +954,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
             if (!ok) goto fault;
             call->out_length = S.out_used - call->out_offset;
             call->captured = 1;
-            if (!queue_poison(S.call_leaf0)) goto fault;
+            if (!poison(S.call_leaf0, 1)) goto fault;
         }
     }
     if (S.cuda) {
@@ -1008,23 +973,14 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         if (r == 0) r = r2;
         if (r == 0) r = cu.ctxSynchronize();
         leftover_ms = t1 - t0;
-        if (r != 0) {
-            const char *text = "unknown";
-            cu.getErrorString(r, &text);
-            if (!error) {
-                PyErr_Format(PyExc_RuntimeError, "CUDA error after the call: %s", text);
-                error = fetch_error();
-            }
-        }
+        error_after_sync(r, &error);
     }
     /* Everything queued has run: gather the captured bytes into their frames and send them. */
     for (int i = 0; i < S.leaf_count; i++) {
         Leaf *leaf = &S.leaves[i];
         if (!leaf->staged || error) continue;
-        char *out = S.out + leaf->placed;
-        if (is_contiguous(leaf)) memcpy(out, leaf->staged, leaf->nbytes);
-        else gather(leaf, leaf->staged, out);
-        leaf->digest = digest_bytes(out, leaf->nbytes);
+        if (is_contiguous(leaf)) memcpy(S.out + leaf->placed, leaf->staged, leaf->nbytes);
+        else gather(leaf, leaf->staged, S.out + leaf->placed);
     }
     uint64_t last_modified = 0;
     for (int i = 0; i < n; i++) {
@@ -1056,9 +1012,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         Py_INCREF(r);
         PyList_SET_ITEM(results, i, r);
     }
-    modified = PyLong_FromUnsignedLongLong(last_modified);
-    reply = Py_BuildValue("{s:O,s:O,s:i,s:d,s:O}", "results", results, "error", error ? error : Py_None, "count", n,
-                          "leftover_ms", leftover_ms, "inputs_modified_mask", modified ? modified : Py_None);
+    reply = Py_BuildValue("{s:O,s:O,s:i}", "results", results, "error", error ? error : Py_None, "count", n);
     goto done;
 
 fault:
@@ -1067,7 +1021,6 @@ fault:
 done:
     for (int i = 0; i < n; i++) Py_CLEAR(S.burst[i].result);
     Py_XDECREF(results);
-    Py_XDECREF(modified);
     Py_XDECREF(error);
     return reply;
 }

@@ -104,13 +104,28 @@ class CandidateProcess:
             return {"ok": False, "error": error_facts(exc), **self.after_candidate()}
         return {"ok": True, **self.after_candidate()}
 
-    def call(self, request: dict) -> dict:
-        """One call of the candidate on inputs that arrive inside the call site's window."""
+    def _before_calls(self, request: dict) -> tuple[list, tuple]:
+        """The harness's input slots (filled inside the call site's window), the allocator's free memory
+        poisoned, and the candidate's own global state and seed in place."""
         self.original_state.apply()
         args, slots = values.input_slots(request["inputs"], self.device)
         output_facts.poison(self.spec, self.device)
         self.candidate_state.apply()
         loading.seed_everything(request["seed"] + 1)
+        return args, slots
+
+    def _output(self, result, args: list) -> dict:
+        """The facts of one call's output, which then joins the instance's earlier outputs."""
+        self.earlier = [(span, ref) for span, ref in self.earlier if not ref.expired()]
+        facts = output_facts.output_facts(result, inputs=args, earlier_outputs=self.last_outputs,
+                                          model=self.candidate_model, held_spans=[span for span, _ in self.earlier])
+        _, leaves = output_facts.flatten(result)
+        self._keep([x for x in leaves if type(x) is _Tensor])
+        return facts
+
+    def call(self, request: dict) -> dict:
+        """One call of the candidate on inputs that arrive inside the call site's window."""
+        args, slots = self._before_calls(request)
         reply = {"ok": True}
         with _no_grad():
             if request.get("profile"):
@@ -124,14 +139,10 @@ class CandidateProcess:
         facts = self.after_candidate(sampled=True)
         if error is not None:
             return {**reply, "ok": False, "error": error_facts(error), **facts}
-        self.earlier = [(span, ref) for span, ref in self.earlier if not ref.expired()]
-        reply["output"] = output_facts.output_facts(result, inputs=args, earlier_outputs=self.last_outputs,
-                                                    model=self.candidate_model, held_spans=[span for span, _ in self.earlier])
-        _, leaves = output_facts.flatten(result)
-        self._keep([x for x in leaves if type(x) is _Tensor])
+        reply["output"] = self._output(result, args)
         reply["inputs"] = [{"shape": list(a.shape), "dtype": str(a.dtype).removeprefix("torch.")} if type(a) is _Tensor
                            else {"value": repr(a)[:80]} for a in args]
-        del result, leaves, args, slots
+        del result, args, slots
         # Last, after every other step of the harness has run and the call's inputs are gone: an
         # output finished by code the candidate left behind has changed since it was captured.
         reply["changed_after_capture"] = timing.recheck()
@@ -141,24 +152,13 @@ class CandidateProcess:
     def burst(self, request: dict) -> dict:
         """Calls back to back on inputs that arrive one call at a time inside the call site's window,
         each captured as it completes (callsite.c, burst); the facts of each call's output."""
-        self.original_state.apply()
-        args, slots = values.input_slots(request["inputs"], self.device)
-        output_facts.poison(self.spec, self.device)
-        self.candidate_state.apply()
-        loading.seed_everything(request["seed"] + 1)
+        args, slots = self._before_calls(request)
         with _no_grad():
             done = timing.burst(self.candidate_model, args, slots, capture=True)
         results, error = done["results"], done["error"]
         del done
         facts = self.after_candidate(sampled=True)
-        calls = []
-        for result in results:
-            self.earlier = [(span, ref) for span, ref in self.earlier if not ref.expired()]
-            calls.append({"output": output_facts.output_facts(result, inputs=args, earlier_outputs=self.last_outputs,
-                                                              model=self.candidate_model,
-                                                              held_spans=[span for span, _ in self.earlier])})
-            _, leaves = output_facts.flatten(result)
-            self._keep([x for x in leaves if type(x) is _Tensor])
+        calls = [{"output": self._output(result, args)} for result in results]
         del results, args, slots
         reply = {"ok": error is None, "calls": calls, **facts}
         if error is not None:

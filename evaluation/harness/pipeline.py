@@ -377,9 +377,11 @@ class Verification:
                 raise Stop
         return reply
 
-    def read_timing(self, side: str, stage: str) -> dict:
+    def read_timing(self, side: str, stage: str, burst: int | None = None):
+        """The call site's record of one call, or (`burst`: the calls asked for) a burst's records and its own."""
         try:
-            return self.timing[side].read(timeout=10.0)
+            pipe = self.timing[side]
+            return pipe.read(timeout=10.0) if burst is None else pipe.read_burst(burst, timeout=10.0)
         except ProcessFault as fault:
             if side == CANDIDATE:
                 self.ev.protocol.append(fault.detail)
@@ -610,9 +612,7 @@ class Verification:
             limit, self.building = self.first_call_limit(), False
         else:
             limit = self.call_limit()
-        began = time.monotonic()
-        reply = self.ask(CANDIDATE, "call", message, *limit)
-        wall = (time.monotonic() - began) * 1e3
+        reply, wall = self.timed_ask(CANDIDATE, "call", message, *limit)
         call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, "call"))
         self.ev.calls.append(call)
         if not (call.timing["captured"] or call.timing["raised"]):
@@ -634,19 +634,25 @@ class Verification:
 
     def _baseline_call(self, who: str, phase: str, seed: int, variant: dict | None, profile: bool) -> Call:
         fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "for_baseline": True})
-        candidate = self.processes[CANDIDATE]
-        idle_before = candidate.cpu_ns()
-        began = time.monotonic()
-        reply = self.ask(BASELINE, "call", {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile})
-        wall = (time.monotonic() - began) * 1e3
-        if phase in (WARMUP, TIMED):
-            # The candidate's process has nothing to do while a baseline is timed: what it runs then
-            # competes with the baseline for the host.
-            self.ev.idle["cpu_ms"] += (candidate.cpu_ns() - idle_before) / 1e6
-            self.ev.idle["wall_ms"] += wall
+        reply, wall = self.timed_ask(BASELINE, "call", {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile},
+                                     watch_idle=phase in (WARMUP, TIMED))
         call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, "call"))
         self.ev.calls.append(call)
         return call
+
+    def timed_ask(self, side: str, stage: str, message: dict, limit: float | None = None, limit_name: str | None = None, *,
+                  watch_idle: bool = False) -> tuple[dict, float]:
+        """A request and the parent's wall time around it (ms). `watch_idle`: a baseline is being timed,
+        so the candidate's process has nothing to do; what it runs meanwhile competes with the baseline
+        for the host (`quiet_while_baselines_run`)."""
+        idle_before = self.processes[CANDIDATE].cpu_ns() if watch_idle else 0
+        began = time.monotonic()
+        reply = self.ask(side, stage, message, limit, limit_name)
+        wall = (time.monotonic() - began) * 1e3
+        if watch_idle:
+            self.ev.idle["cpu_ms"] += (self.processes[CANDIDATE].cpu_ns() - idle_before) / 1e6
+            self.ev.idle["wall_ms"] += wall
+        return reply, wall
 
     def burst_size(self) -> int:
         """The most calls a burst makes: within the plan's bytes for the inputs and outputs a burst
@@ -667,21 +673,9 @@ class Verification:
         message = {"seed": seeds[0], "inputs": fed["inputs"], **({"who": who} if side == BASELINE else {})}
         each, name = self.call_limit()
         scaled = self.limits.call_time_factor * (self.eager_ms or 0) / 1e3
-        idle_before = self.processes[CANDIDATE].cpu_ns()
-        began = time.monotonic()
-        reply = self.ask(side, "burst", message, each + count * scaled, f"{name}, plus as much for each call of a burst")
-        wall = (time.monotonic() - began) * 1e3
-        if side == BASELINE:
-            self.ev.idle["cpu_ms"] += (self.processes[CANDIDATE].cpu_ns() - idle_before) / 1e6
-            self.ev.idle["wall_ms"] += wall
-        try:
-            records, end = self.timing[side].read_burst(count, timeout=10.0)
-        except ProcessFault as fault:
-            if side == CANDIDATE:
-                self.ev.protocol.append(fault.detail)
-            else:
-                self.ev.fault = Fault(side, "burst", "harness", fault.detail)
-            raise Stop from None
+        reply, wall = self.timed_ask(side, "burst", message, each + count * scaled,
+                                     f"{name}, plus as much for each call of a burst", watch_idle=side == BASELINE)
+        records, end = self.read_timing(side, "burst", burst=count)
         self.ev.bursts.append({"who": who, "round": round_number, "calls": len(records), "wall_ms": wall,
                                "sum_ms": end["stream_ms"], "host_ms": end["host_ms"], "leftover_ms": end["ms"]})
         facts = reply.get("calls", []) if side == CANDIDATE else []

@@ -80,10 +80,8 @@ class Courier(threading.Thread):
         self.violation: str | None = None
         self.max_frame = 1 << 20
 
-    def feed(self, key, payload: bytes, max_output_bytes: int) -> None:
-        self.feed_burst([(key, payload)], max_output_bytes, ends=False)
-
-    def feed_burst(self, items: list, max_output_bytes: int, *, ends: bool = True) -> None:
+    def feed(self, items: list, max_output_bytes: int, *, ends: bool) -> None:
+        """(key, payload) per call, in order; `ends`: a burst, whose READY after the last is answered with END."""
         with self.lock:
             self.pending = collections.deque(items)
             self.ends = ends
@@ -225,38 +223,30 @@ class ReferenceProcess:
     # -- one candidate call -------------------------------------------------------------------------
 
     def feed(self, request: dict) -> dict:
-        """The call's inputs: kept here (a candidate's call), their bytes handed to the courier of the
-        process that makes the call, their description to the parent."""
+        """One call's inputs (a proof's, or fresh ones)."""
         seed = request["seed"]
         args = [a.clone() if isinstance(a, torch.Tensor) else a for a in self.proof_inputs] if request.get("proof") \
             else self._generate(seed, request.get("variant"))
-        spec = []
-        for value in args:
-            if isinstance(value, torch.Tensor):
-                spec.append({"tensor": {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}})
-            else:
-                spec.append({"value": values.encode(value)})
-        payload = frames.tensor_bytes([a for a in args if isinstance(a, torch.Tensor)])
-        if request.get("for_baseline"):
-            self.baseline_courier.feed(seed, payload, 0)
-        else:
-            self.kept[seed] = {"inputs": args}
-            self.courier.feed(seed, payload, request["max_output_bytes"])
-        return {"ok": True, "inputs": spec}
+        return self._hand_out([(seed, args)], request, ends=False)
 
     def feed_burst(self, request: dict) -> dict:
         """The inputs of a burst's calls, one per seed, in order; the READY after the last is answered
-        with END. A candidate's are kept for comparison, as `feed` keeps one call's."""
-        items, spec = [], None
-        for seed in request["seeds"]:
-            args = self._generate(seed, None)
-            spec = spec or [{"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}}
-                            if isinstance(v, torch.Tensor) else {"value": values.encode(v)} for v in args]
+        with END."""
+        return self._hand_out([(seed, self._generate(seed, None)) for seed in request["seeds"]], request, ends=True)
+
+    def _hand_out(self, calls: list, request: dict, *, ends: bool) -> dict:
+        """Calls' inputs: kept here (a candidate's calls), their bytes handed to the courier of the
+        process that makes the calls, their description to the parent."""
+        baseline = request.get("for_baseline")
+        items = []
+        for seed, args in calls:
             items.append((seed, frames.tensor_bytes([a for a in args if isinstance(a, torch.Tensor)])))
-            if not request.get("for_baseline"):
+            if not baseline:
                 self.kept[seed] = {"inputs": args}
-        courier = self.baseline_courier if request.get("for_baseline") else self.courier
-        courier.feed_burst(items, request.get("max_output_bytes", 0))
+        courier = self.baseline_courier if baseline else self.courier
+        courier.feed(items, request.get("max_output_bytes", 0), ends=ends)
+        spec = [{"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}} if isinstance(v, torch.Tensor)
+                else {"value": values.encode(v)} for v in calls[0][1]]
         return {"ok": True, "inputs": spec}
 
     def compare(self, request: dict) -> dict:

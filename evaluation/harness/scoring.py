@@ -122,7 +122,7 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
         "method": (f"bursts of up to {steady.get('most_calls_per_burst')} calls, one burst of each side per round in "
                    f"shuffled order, each side in its own process; {device}; inputs uploaded and the cache flushed "
                    "between calls outside the interval; one device-wide synchronize per burst, after which no work may "
-                   "be left (check no_hidden_work); median; 95% intervals by a paired bootstrap over rounds"),
+                   "be left (flag hidden_work); median; 95% intervals by a paired bootstrap over rounds"),
         "candidate": {**measured, "rounds": len(candidate_rounds)},
         "baselines": baselines,
         "speedups": speedups,
@@ -130,7 +130,7 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
         "beats": {name: bool(i and i[0] > BEATS) for name, i in intervals.items()},
         "rounds": steady.get("rounds"),
         "stopped_by": steady.get("stopped_by"),
-        # What the device still had to do after each side's bursts (no_hidden_work), median and most, in µs.
+        # What the device still had to do after each side's bursts (flag hidden_work), median and most, in µs.
         "leftover_us": {who: {"median": statistics.median(values) * 1e3, "max": max(values) * 1e3, "bursts": len(values)}
                         for who in (CANDIDATE, *ev.baselines)
                         if (values := [b["leftover_ms"] for b in ev.bursts if b["who"] == who and b["round"] > 0])},
