@@ -42,6 +42,7 @@ def harness(problem: Path, candidate: Path, state: Path) -> dict:
     timing = verdict.get("timing") or {}
     measures = timing.get("measures") or {}
     steady, latency = measures.get("steady_state") or {}, measures.get("latency") or {}
+    device = measures.get("device_time") or {}
     return {
         "status": verdict["status"], "reason": verdict["reason"][:200], "wall_s": round(wall, 2),
         "steady": (steady.get("speedups") or {}).get("eager"),
@@ -49,6 +50,12 @@ def harness(problem: Path, candidate: Path, state: Path) -> dict:
         "steady_candidate_ms": (steady.get("candidate") or {}).get("median_ms"),
         "steady_eager_ms": ((steady.get("baselines") or {}).get("eager") or {}).get("median_ms"),
         "rounds": steady.get("rounds"), "stopped_by": steady.get("stopped_by"), "leftover_us": steady.get("leftover_us"),
+        "ungated": steady.get("ungated"), "headline": timing.get("headline"),
+        "device": (device.get("speedups") or {}).get("eager"),
+        "device_interval": (device.get("speedup_intervals") or {}).get("eager"),
+        "device_candidate_ms": (device.get("candidate") or {}).get("median_ms"),
+        "device_eager_ms": ((device.get("baselines") or {}).get("eager") or {}).get("median_ms"),
+        "device_unavailable": device.get("unavailable"), "device_stopped_by": device.get("stopped_by"),
         "latency": (latency.get("speedups") or {}).get("eager"),
         "latency_candidate_ms": (latency.get("candidate") or {}).get("median_ms"),
         "gpu": timing.get("gpu"), "cost": verdict.get("cost"), "flags": verdict.get("flags"),
@@ -129,9 +136,11 @@ def command_compare(state: Path, tasks: list[str], budget_s: float, runs_file: s
             record["graph_speedup"] = reference["graph_ms"] / ours["graph_ms"]
         if record.get("steady") and record.get("do_bench_speedup"):
             record["steady_over_do_bench"] = record["steady"] / record["do_bench_speedup"]
+        if record.get("device") and record.get("graph_speedup"):
+            record["device_over_graph"] = record["device"] / record["graph_speedup"]
         cuda_l1.append(out, record)
         print(key, record["status"], record.get("steady"), record.get("do_bench_speedup"), record.get("steady_over_do_bench"),
-              record.get("wall_s"), flush=True)
+              record.get("device"), record.get("graph_speedup"), record.get("device_over_graph"), record.get("wall_s"), flush=True)
 
 
 def command_repeat(state: Path, tasks: list[str], runs: int) -> None:
@@ -147,23 +156,29 @@ def command_repeat(state: Path, tasks: list[str], runs: int) -> None:
 
 def command_report(state: Path) -> None:
     compared = list(cuda_l1.load_results(state / "compare.jsonl").values())
-    print("| task | status | steady | 95% interval | do_bench | steady/do_bench | latency | graph | candidate ms (steady) | wall s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    ratios = []
+    print("| task | status | steady | 95% interval | do_bench | steady/do_bench | device | graph | device/graph | latency "
+          "| candidate ms (steady) | eager ms steady / do_bench | wall s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    ratios, device_ratios = [], []
+    fmt = lambda v: f"{v:.3f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
     for r in compared:
         interval = r.get("steady_interval")
-        ratio = r.get("steady_over_do_bench")
+        ratio, device_ratio = r.get("steady_over_do_bench"), r.get("device_over_graph")
         if ratio:
             ratios.append(ratio)
-        fmt = lambda v: f"{v:.3f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
+        if device_ratio:
+            device_ratios.append(device_ratio)
+        eager_do_bench = ((r.get("do_bench") or {}).get("reference") or {}).get("do_bench_ms")
         print(f"| {r['key']} | {r['status']} | {fmt(r.get('steady'))} | "
               f"{'-' if not interval else f'{interval[0]:.3f}-{interval[1]:.3f}'} | {fmt(r.get('do_bench_speedup'))} | "
-              f"{fmt(ratio)} | {fmt(r.get('latency'))} | {fmt(r.get('graph_speedup'))} | {fmt(r.get('steady_candidate_ms'))} | "
-              f"{fmt(r.get('wall_s'))} |")
-    if ratios:
-        within = sum(1 for x in ratios if abs(x - 1) <= 0.05)
-        print(f"\nsteady/do_bench: {within} of {len(ratios)} within 5%; median {statistics.median(ratios):.3f}, "
-              f"min {min(ratios):.3f}, max {max(ratios):.3f}")
+              f"{fmt(ratio)} | {fmt(r.get('device'))} | {fmt(r.get('graph_speedup'))} | {fmt(device_ratio)} | "
+              f"{fmt(r.get('latency'))} | {r.get('steady_candidate_ms') or 0:.4f} | "
+              f"{r.get('steady_eager_ms') or 0:.4f} / {eager_do_bench or 0:.4f} | {fmt(r.get('wall_s'))} |")
+    for name, values in (("steady/do_bench", ratios), ("device/graph", device_ratios)):
+        if values:
+            within = sum(1 for x in values if abs(x - 1) <= 0.05)
+            print(f"\n{name}: {within} of {len(values)} within 5%; median {statistics.median(values):.3f}, "
+                  f"min {min(values):.3f}, max {max(values):.3f}")
     walls = [r["wall_s"] for r in compared if r.get("wall_s") and r["key"].startswith(("L1", "L2"))]
     if walls:
         print(f"wall time of a level-1/2 verification: median {statistics.median(walls):.1f} s over {len(walls)}")

@@ -24,6 +24,20 @@ check)
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
     git rev-parse HEAD 2>/dev/null
     python3 -c 'from evaluation.harness import sandbox, callsite, gpu_state; print(sandbox.confinement()); print(callsite.build()); print(gpu_state.Gpu().read())'
+    # Where a verification's start-up goes: each sandboxed process imports torch and opens a CUDA context.
+    python3 - <<'PY'
+import subprocess, sys, time
+steps = ["import torch", "import torch; torch.zeros(1, device='cuda')",
+         "import torch; torch.zeros(1, device='cuda'); from evaluation.harness import timing; "
+         "timing.start('cuda', flush_bytes=None, timing_fd=-1)"]
+for step in steps:
+    began = time.monotonic()
+    subprocess.run([sys.executable, "-c", step], check=False)
+    print(f"start-up: {time.monotonic() - began:.2f} s: {step}")
+began = time.monotonic()
+subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, check=False)
+print(f"start-up: {time.monotonic() - began:.2f} s: nvidia-smi")
+PY
   } > "$state/versions.txt" 2>&1
   cat "$state/versions.txt"
   python3 -m pytest tests/harness/test_gpu.py -q -p no:cacheprovider > "$state/test_gpu.txt" 2>&1

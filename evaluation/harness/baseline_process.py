@@ -25,6 +25,8 @@ class BaselineProcess:
     def __init__(self, timing_fd: int, ready_fd: int, input_fd: int):
         self.fds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd}
         self.calls: dict = {}
+        self.replays: dict = {}
+        self.replay_slots: dict = {}
 
     def describe(self, request: dict) -> dict:
         self.device = request["device"]
@@ -88,14 +90,38 @@ class BaselineProcess:
         return reply
 
     def burst(self, request: dict) -> dict:
-        """A baseline's calls back to back, exactly as the candidate's burst is made (callsite.c, burst)."""
-        args, slots = values.input_slots(request["inputs"], self.device)
+        """A baseline's calls back to back, exactly as the candidate's burst is made (callsite.c, burst);
+        `graph`: replays of its captured call (see `graph`)."""
+        if request.get("graph"):
+            fn, (args, slots) = self.replays[request["who"]], ([], self.replay_slots[request["who"]])
+        else:
+            fn, (args, slots) = self.calls[request["who"]], values.input_slots(request["inputs"], self.device)
         loading.seed_everything(request["seed"] + 1)
         with _no_grad():
-            done = timing.burst(self.calls[request["who"]], args, slots, capture=False)
+            done = timing.burst(fn, args, slots, capture=False, gate=request.get("gate", True))
         if done["error"] is not None:
             raise done["error"]
         return {"ok": True, "count": done["count"]}
+
+    def graph(self, request: dict) -> dict:
+        """A baseline's call captured in a CUDA graph on its input slots (its device time), once one
+        call through the call site has filled them, as the candidate's is (candidate_process.graph)."""
+        who = request["who"]
+        args, slots = values.input_slots(request["inputs"], self.device)
+        loading.seed_everything(request["seed"] + 1)
+        with _no_grad():
+            done = timing.call(self.calls[who], args, slots, capture=False)
+        if done["error"] is not None:
+            raise done["error"]
+        del done
+        try:
+            with _no_grad():
+                self.replays[who] = baselines.Replay(self.calls[who], args)
+            timing.settle(self.device)
+            self.replay_slots[who] = slots
+            return {"ok": True, "graph": "captured"}
+        except Exception as exc:
+            return {"ok": True, "graph": f"{type(exc).__name__}: {str(exc)[:300]}"}
 
     def finish(self, request: dict) -> dict:
         return {"ok": True}
@@ -107,6 +133,7 @@ _HANDLERS = {
     "prepare": BaselineProcess.prepare,
     "call": BaselineProcess.call,
     "burst": BaselineProcess.burst,
+    "graph": BaselineProcess.graph,
     "finish": BaselineProcess.finish,
 }
 

@@ -25,6 +25,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -77,6 +78,8 @@ static struct {
     CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
     CUresult (*memAllocHost)(void **, size_t);
     CUresult (*getErrorString)(CUresult, const char **);
+    CUresult (*streamWaitValue32)(CUstream, CUdeviceptr, uint32_t, unsigned int); /* NULL: no gate on this driver */
+    CUresult (*memHostGetDevicePointer)(CUdeviceptr *, void *, unsigned int);
 } cu;
 
 /* ---- frames on the capture and input pipes ---- */
@@ -92,8 +95,10 @@ typedef struct {
     uint32_t magic; uint32_t flags; uint64_t sequence;
     double ms, stream_ms, host_ms;
     uint64_t inputs_modified; /* bit i: input slot i changed; bit 63: a slot beyond 62 */
+    double idle_ms;           /* a burst's end: a device-wide synchronize of the idle device, for scale */
 } TimingRecord;
-enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8, TIMED_BURST = 16, TIMED_BURST_END = 32 };
+enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8, TIMED_BURST = 16, TIMED_BURST_END = 32,
+       TIMED_UNGATED = 64 };
 
 #define MAX_LEAVES 256
 #define MAX_DEPTH 32
@@ -125,6 +130,7 @@ typedef struct {
     char *inputs, *readback; /* the inputs as they came, and as they were after the call (burst, CUDA) */
     uint64_t modified;       /* CPU: the slots the call wrote to, compared at once */
     int captured;
+    int ungated;             /* the device did not wait for the host to have issued the whole call */
 } BurstCall;
 
 typedef struct { char *data; size_t size, used; } Chunk;
@@ -153,6 +159,25 @@ static struct {
     CUevent tail;                        /* after the last call's own queued copies: where the leftover starts */
     CUdeviceptr burst_flush; size_t burst_flush_bytes;
 } S;
+
+/* The gate (CUDA bursts): before a call's inputs are uploaded the calling stream waits on a word of
+ * page-locked host memory (cuStreamWaitValue32), which the host writes only once the call has returned,
+ * so the device runs a call's launches back to back however slowly the host issued them: the interval
+ * holds the device's work, not the host's issuing. A call that waits for the device itself (a
+ * synchronize, a copy to the host) would wait for the gate forever: a watchdog thread opens it after
+ * GATE_TIMEOUT_MS, and that call is reported ungated. */
+#define GATE_TIMEOUT_MS 20
+
+static struct {
+    volatile uint32_t *word;   /* page-locked; the device reads it */
+    CUdeviceptr device;
+    uint32_t next;             /* the value the next gate waits for */
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int armed;
+    uint32_t armed_value, forced_value;
+    struct timespec deadline;
+} G = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* A burst's flush writes at least this much: as long as triton.testing.do_bench's (256 MiB, ~0.1 ms on
  * an H100), so the host has issued a call's launches before the GPU reaches its start event, and the
@@ -573,7 +598,7 @@ static int take_inputs(Slot *slot, Py_ssize_t count, uint64_t total, uint64_t se
     int queued = call && S.cuda;
     char *bytes;
     if (queued) {
-        if (!(bytes = call->inputs = pinned_alloc(total)) || !(call->readback = pinned_alloc(total))) return 0;
+        bytes = call->inputs; /* page-locked, reserved by the burst before its gate closed */
     } else {
         if (!grow(&S.inputs, &S.inputs_size, total)) return 0;
         bytes = S.inputs;
@@ -680,10 +705,86 @@ static void error_after_sync(CUresult r, PyObject **error) {
     *error = fetch_error();
 }
 
-static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified) {
+static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified,
+                        double idle_ms) {
     if (S.timing_fd < 0) return 1;
-    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified};
+    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified, idle_ms};
     return same_pipe(S.timing_fd, &S.timing_id, "timing pipe") && write_all(S.timing_fd, (const char *)&record, sizeof record);
+}
+
+/* ---- the gate ---- */
+
+static void gate_write(uint32_t value) { __atomic_store_n(G.word, value, __ATOMIC_SEQ_CST); }
+
+static void *gate_watchdog(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&G.lock);
+    for (;;) {
+        while (!G.armed) pthread_cond_wait(&G.cond, &G.lock);
+        uint32_t value = G.armed_value;
+        int r = 0;
+        while (G.armed && G.armed_value == value && r != ETIMEDOUT) r = pthread_cond_timedwait(&G.cond, &G.lock, &G.deadline);
+        if (G.armed && G.armed_value == value) {
+            gate_write(value);
+            G.forced_value = value;
+            G.armed = 0;
+        }
+    }
+    return NULL;
+}
+
+/* Page-locked memory for the gate's word and the watchdog thread, at init (before any user code, and
+ * before the candidate's process takes the list of the harness's own threads). Without the driver's
+ * stream memory operations, bursts run ungated and say so. */
+static int gate_init(void) {
+    if (!cu.streamWaitValue32 || !cu.memHostGetDevicePointer) return 1;
+    void *word;
+    if (!cu_ok(cu.memAllocHost(&word, 64), "cuMemAllocHost")) return 0;
+    G.word = word;
+    gate_write(0);
+    if (!cu_ok(cu.memHostGetDevicePointer(&G.device, word, 0), "cuMemHostGetDevicePointer")) return 0;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&G.cond, &attr);
+    pthread_condattr_destroy(&attr);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the thread is born with every signal blocked */
+    pthread_t thread;
+    int r = pthread_create(&thread, NULL, gate_watchdog, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (r != 0) { PyErr_Format(Fault, "cannot start the call site's gate thread: %s", strerror(r)); return 0; }
+    pthread_detach(thread);
+    return 1;
+}
+
+/* The calling stream waits here until gate_open: the value it waits for. */
+static int gate_close(uint32_t *value) {
+    *value = ++G.next;
+    if (!cu_ok(cu.streamWaitValue32(NULL, G.device, *value, 0 /* CU_STREAM_WAIT_VALUE_GEQ */), "cuStreamWaitValue32"))
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&G.lock);
+    G.armed = 1;
+    G.armed_value = *value;
+    G.deadline.tv_sec = now.tv_sec + (now.tv_nsec + GATE_TIMEOUT_MS * 1000000L) / 1000000000L;
+    G.deadline.tv_nsec = (now.tv_nsec + GATE_TIMEOUT_MS * 1000000L) % 1000000000L;
+    pthread_cond_signal(&G.cond);
+    pthread_mutex_unlock(&G.lock);
+    return 1;
+}
+
+/* Opens the gate (it may be open already); whether the watchdog had opened it first. */
+static int gate_open(uint32_t value) {
+    pthread_mutex_lock(&G.lock);
+    int forced = G.forced_value == value;
+    G.armed = 0;
+    gate_write(value);
+    pthread_cond_signal(&G.cond);
+    pthread_mutex_unlock(&G.lock);
+    return forced;
 }
 
 /* ---- the module's functions ---- */
@@ -719,6 +820,9 @@ static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs)
         LOAD(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2") LOAD(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")
         LOAD(memAllocHost, "cuMemAllocHost_v2")
 #undef LOAD
+        if (!(*(void **)&cu.streamWaitValue32 = dlsym(lib, "cuStreamWaitValue32_v2")))
+            *(void **)&cu.streamWaitValue32 = dlsym(lib, "cuStreamWaitValue32");
+        *(void **)&cu.memHostGetDevicePointer = dlsym(lib, "cuMemHostGetDevicePointer_v2");
         CUcontext context = NULL;
         if (!cu_ok(cu.ctxGetCurrent(&context), "cuCtxGetCurrent")) return NULL;
         if (!context) { PyErr_SetString(Fault, "no CUDA context is current: initialise torch.cuda first"); return NULL; }
@@ -726,6 +830,7 @@ static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs)
             || !cu_ok(cu.eventCreate(&S.end, 0), "cuEventCreate"))
             return NULL;
         if (flush_bytes > 0 && !cu_ok(cu.memAlloc(&S.flush_device, (size_t)flush_bytes), "cuMemAlloc")) return NULL;
+        if (!gate_init()) return NULL;
         S.cuda = 1;
     } else if (flush_bytes > 0) {
         S.flush_host = malloc((size_t)flush_bytes);
@@ -830,7 +935,7 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
         mask |= index < 63 ? (1ull << index) : (1ull << 63);
     }
     if (!write_record((error ? TIMED_RAISED : TIMED_OK) | (captured ? TIMED_CAPTURED : 0), S.sequence, ms,
-                      S.cuda ? stream_ms : -1.0, host_ms, mask))
+                      S.cuda ? stream_ms : -1.0, host_ms, mask, 0.0))
         goto fault;
     open_window(&window);
 
@@ -888,10 +993,11 @@ static uint64_t modified_mask(Slot *slot, Py_ssize_t count, const char *before, 
  * compares it with the baselines'. The last call is the parent's choice and unknown until it has
  * returned, so every call of a burst is equally likely to be the one so checked. */
 static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwargs) {
-    static char *names[] = {"fn", "args", "slots", "capture", NULL};
+    static char *names[] = {"fn", "args", "slots", "capture", "gate", NULL};
     PyObject *fn, *args, *slots;
-    int capture = 0;
-    if (!PyArg_ParseTupleAndKeywords(pargs, kwargs, "OO!O!|p", names, &fn, &PyTuple_Type, &args, &PyTuple_Type, &slots, &capture))
+    int capture = 0, gate = 1;
+    if (!PyArg_ParseTupleAndKeywords(pargs, kwargs, "OO!O!|pp", names, &fn, &PyTuple_Type, &args, &PyTuple_Type, &slots, &capture,
+                                     &gate))
         return NULL;
     if (!S.ready) { PyErr_SetString(Fault, "the call site is not initialised"); return NULL; }
     if (S.capture_fd < 0 || S.input_fd < 0) { PyErr_SetString(Fault, "a burst takes its inputs from the pipe"); return NULL; }
@@ -915,8 +1021,10 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     Window window;
     PyObject *error = NULL, *reply = NULL, *results = NULL;
     int n = 0, ended = 0;
-    double leftover_ms = 0, span_ms = 0;
+    uint32_t gate_value = 0;
+    double leftover_ms = 0, idle_ms = 0, span_ms = 0;
 
+    gate = gate && S.cuda && G.word;
     close_window(&window);
     double began = now_ms();
     if (!poison_previous()) goto fault;
@@ -925,6 +1033,12 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     if (!read_slots(slots, slot, slot_count, &input_bytes)) goto fault;
     for (;;) {
         BurstCall *call = &S.burst[n];
+        /* Page-locked memory is reserved before the gate closes: allocating it may wait for the device. */
+        if (S.cuda && (!(call->inputs = pinned_alloc(input_bytes)) || !(call->readback = pinned_alloc(input_bytes))))
+            goto fault;
+        /* Closed before the inputs' upload: nothing on the device sees a call's inputs before the host
+         * has issued the whole call, so no work of the candidate's can start on them early. */
+        if (gate && !gate_close(&gate_value)) goto fault;
         if (!take_inputs(slot, slot_count, input_bytes, S.sequence + 1, call, &ended)) goto fault;
         if (ended) break;
         if (n == MAX_BURST) { PyErr_SetString(Tampered, "a burst ran past the longest the harness asks for"); goto fault; }
@@ -939,6 +1053,8 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         call->result = PyObject_Call(fn, args, NULL);
         double t1 = now_ms();
         close_window(&window);
+        call->ungated = S.cuda && (!gate || gate_open(gate_value));
+        gate_value = 0;
         call->host_ms = t1 - t0;
         n++;
         if (S.cuda && !cu_ok(cu.eventRecord(call->end, NULL), "cuEventRecord")) goto fault;
@@ -957,9 +1073,11 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
             if (!poison(S.call_leaf0, 1)) goto fault;
         }
     }
+    if (gate_value) gate_open(gate_value); /* the burst's end: the gate closed for a call that never came */
+    gate_value = 0;
     if (S.cuda) {
         CUresult r, r2 = 0;
-        double t0 = 0, t1 = 0;
+        double t0 = 0, t1 = 0, t2 = 0;
         /* The tail event follows the last call's own queued copies: what the device still has to do
          * once it has passed is nobody's but the candidate's. */
         if (!cu_ok(cu.eventRecord(S.tail, NULL), "cuEventRecord")) goto fault;
@@ -972,7 +1090,9 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         Py_END_ALLOW_THREADS
         if (r == 0) r = r2;
         if (r == 0) r = cu.ctxSynchronize();
+        t2 = now_ms();
         leftover_ms = t1 - t0;
+        idle_ms = t2 - t1;
         error_after_sync(r, &error);
     }
     /* Everything queued has run: gather the captured bytes into their frames and send them. */
@@ -995,12 +1115,13 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         if (capture && !raised && !error && !send_frame_as(FRAME_OUTPUTS, S.out + call->out_offset, call->out_length, sequence))
             goto fault;
         if (i == n - 1) last_modified = mask;
-        uint32_t flags = TIMED_BURST | (raised ? TIMED_RAISED : TIMED_OK) | (call->captured && !error ? TIMED_CAPTURED : 0);
-        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask)) goto fault;
+        uint32_t flags = TIMED_BURST | (raised ? TIMED_RAISED : TIMED_OK) | (call->captured && !error ? TIMED_CAPTURED : 0)
+                         | (call->ungated ? TIMED_UNGATED : 0);
+        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, 0.0)) goto fault;
         span_ms += call_ms;
     }
     if (!write_record(TIMED_BURST_END, first_sequence + (uint64_t)(n ? n - 1 : 0), leftover_ms, span_ms, now_ms() - began,
-                      last_modified))
+                      last_modified, idle_ms))
         goto fault;
     release_leaves();
     open_window(&window);
@@ -1016,6 +1137,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     goto done;
 
 fault:
+    if (gate_value) gate_open(gate_value);
     open_window(&window);
     release_leaves();
 done:

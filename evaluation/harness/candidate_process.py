@@ -23,7 +23,7 @@ import threading
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from evaluation.harness import environment, integrity, loading, output_facts, profiling, timing, values
+from evaluation.harness import baselines, environment, integrity, loading, output_facts, profiling, timing, values
 from evaluation.harness.channel import Channel
 from evaluation.harness.service import error_facts, serve
 from evaluation.harness.timing import settle
@@ -56,7 +56,7 @@ class CandidateProcess:
         self.device = request["device"]
         if self.device == "cuda":
             torch.cuda.init()
-        return {"ok": True, "env": environment.describe(self.device)}
+        return {"ok": True, "env": environment.describe(self.device, driver=False)}
 
     def prepare(self, request: dict) -> dict:
         if self.device == "cuda":
@@ -142,6 +142,7 @@ class CandidateProcess:
         reply["output"] = self._output(result, args)
         reply["inputs"] = [{"shape": list(a.shape), "dtype": str(a.dtype).removeprefix("torch.")} if type(a) is _Tensor
                            else {"value": repr(a)[:80]} for a in args]
+        self.replay_inputs = (args, slots) if request.get("keep_inputs") else None
         del result, args, slots
         # Last, after every other step of the harness has run and the call's inputs are gone: an
         # output finished by code the candidate left behind has changed since it was captured.
@@ -151,18 +152,49 @@ class CandidateProcess:
 
     def burst(self, request: dict) -> dict:
         """Calls back to back on inputs that arrive one call at a time inside the call site's window,
-        each captured as it completes (callsite.c, burst); the facts of each call's output."""
-        args, slots = self._before_calls(request)
+        each captured as it completes (callsite.c, burst); the facts of each call's output. `graph`:
+        replays of the captured call (see `graph`), whose output is the graph's own memory each time,
+        so only its bytes are facts."""
+        if request.get("graph"):
+            self.candidate_state.apply()
+            fn, args, slots = self.replay, [], self.replay_slots
+        else:
+            args, slots = self._before_calls(request)
+            fn = self.candidate_model
         with _no_grad():
-            done = timing.burst(self.candidate_model, args, slots, capture=True)
+            done = timing.burst(fn, args, slots, capture=True, gate=request.get("gate", True))
         results, error = done["results"], done["error"]
         del done
         facts = self.after_candidate(sampled=True)
-        calls = [{"output": self._output(result, args)} for result in results]
+        calls = [{} if request.get("graph") else {"output": self._output(result, args)} for result in results]
         del results, args, slots
         reply = {"ok": error is None, "calls": calls, **facts}
         if error is not None:
             reply["error"] = error_facts(error)
+        return reply
+
+    def graph(self, request: dict) -> dict:
+        """The candidate's call captured in a CUDA graph on the harness's input slots, for its device
+        time. One call through the call site fills the slots (captured, timed and compared like any
+        other); the warm-up calls and the capture then run on those inputs. Where capture fails, the
+        reply says why and the device time is not measured: no fault of the candidate's."""
+        reply = self.call({**request, "keep_inputs": True})
+        if not reply["ok"]:
+            return reply
+        args, slots = self.replay_inputs
+        self.replay_inputs = None
+        self.candidate_state.apply()
+        try:
+            with _no_grad():
+                self.replay = baselines.Replay(self.candidate_model, args)
+            settle(self.device)
+            self.replay_slots = slots
+            reply["graph"] = "captured"
+        except BaseException as exc:
+            self.replay = None
+            reply["graph"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        del args, slots
+        reply.update(self.after_candidate(sampled=True))
         return reply
 
     def finish(self, request: dict) -> dict:
@@ -211,6 +243,7 @@ _HANDLERS = {
     "instantiate": CandidateProcess.instantiate,
     "call": CandidateProcess.call,
     "burst": CandidateProcess.burst,
+    "graph": CandidateProcess.graph,
     "finish": CandidateProcess.finish,
 }
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from evaluation.harness import measurement, speed_of_light, tolerance
-from evaluation.harness.evidence import BASELINE, CANDIDATE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.evidence import (BASELINE, CANDIDATE, DEVICE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, WARMUP,
+                                         Evidence)
 from evaluation.harness.verdict import CRASHED, ERROR, INCORRECT, REJECTED, TIMEOUT
 
 # Names of integrity.GlobalState's switches. They live here because the parent judges them and
@@ -284,31 +285,29 @@ def clock_consistent(ev: Evidence) -> Outcome | None:
 
 
 # Work a burst's last call left on the device beyond what the eager reference's bursts leave (the
-# host's own wait in the closing synchronize), allowed at the median over the bursts: this much, or
-# this share of a call. The wait is read on the host, so a single burst can be late by a wake-up:
-# the median is judged from HIDDEN_WORK_BURSTS bursts on, one burst only where it is far beyond.
-HIDDEN_WORK_FLOOR_MS, HIDDEN_WORK_SHARE, HIDDEN_WORK_BURSTS = 0.02, 0.1, 5
+# host's own wait in the closing synchronize), judged at the median over the bursts: flagged beyond
+# HIDDEN_WORK_FLAG (ms, share of a call), rejected beyond HIDDEN_WORK_REJECT. The wait is read on the
+# host, so a single burst can be late by a wake-up: the median is judged from HIDDEN_WORK_BURSTS bursts
+# on, one burst only where it is far beyond. On an H100, CUDA-L1's L3 T4 (forward replays a CUDA graph)
+# left 12-20 us more than its eager reference after every burst (benchmarks/RESULTS.md): a flag, not a
+# rejection; a GPU poller that waits for the next call's inputs must outlive the host's issuing of that
+# call, and is left running after every burst.
+HIDDEN_WORK_FLAG, HIDDEN_WORK_REJECT, HIDDEN_WORK_BURSTS = (0.02, 0.1), (0.05, 0.25), 5
 
 
-def hidden_work(ev: Evidence) -> str | None:
-    """A burst's calls are timed on the calling stream, back to back, and the device synchronized once
-    at the end: work a call leaves on another stream or thread runs outside its interval, and the
-    last call's is still running when the calling stream is done. The parent picks the last call
-    after it has returned, so a candidate that leaves work behind on some calls is seen on as many
-    bursts as end on one of them. A flag while the steady state is not the headline (the latency's
-    device-wide synchronize already counts such work): on CUDA-L1's L3 T4, a CUDA-graph replay left
-    ~21 us after every burst."""
+def _hidden_work(ev: Evidence, floor_ms: float, share: float) -> str | None:
     if ev.device != "cuda":
         return None
     own = [b["leftover_ms"] for b in ev.bursts if b["who"] == CANDIDATE and b["round"] > 0]
     eager = [b["leftover_ms"] for b in ev.bursts if b["who"] == "eager"]
+    # Both measures' bursts: a captured graph's replay may leave work behind as well as a call.
     samples = ev.steady_samples(CANDIDATE)
     if not own or not eager or not samples:
         return None
     base, typical = statistics.median(eager), statistics.median(samples)
-    allowed = max(HIDDEN_WORK_FLOOR_MS, HIDDEN_WORK_SHARE * typical)
+    allowed = max(floor_ms, share * typical)
     excess = statistics.median(own) - base
-    large = [x for x in own if x - base > max(50 * HIDDEN_WORK_FLOOR_MS, 10 * typical)]
+    large = [x for x in own if x - base > max(50 * floor_ms, 10 * typical)]
     if (len(own) >= HIDDEN_WORK_BURSTS and excess > allowed) or len(large) >= max(2, len(own) // 2):
         worst = max(own) - base
         return (f"the device was still busy after a burst's last call had returned: {excess * 1e3:.0f} us beyond the "
@@ -316,6 +315,23 @@ def hidden_work(ev: Evidence) -> str | None:
                 f"{typical * 1e3:.0f} us; work left on another stream or thread runs outside the timed interval. Do "
                 "all of forward's work on the calling stream, or have that stream wait for it before returning")
     return None
+
+
+def no_hidden_work(ev: Evidence) -> Outcome | None:
+    """A burst's calls are timed on the calling stream, back to back, and the device synchronized once
+    at the end: work a call leaves on another stream or thread runs outside its interval, and the last
+    call's is still running when the calling stream is done. The parent picks the last call after it
+    has returned, so a candidate that leaves work behind on some calls is seen on as many bursts as end
+    on one of them. The steady state is the headline: such work would be a speedup nobody gets."""
+    if ev.device != "cuda" or not ev.bursts:
+        return None
+    found = _hidden_work(ev, *HIDDEN_WORK_REJECT)
+    return fail(found) if found else ok("no work was left on the device after the bursts' last calls")
+
+
+def hidden_work(ev: Evidence) -> str | None:
+    """Less left behind than no_hidden_work rejects, but more than the eager reference leaves."""
+    return _hidden_work(ev, *HIDDEN_WORK_FLAG)
 
 
 # -- faults: error, crashed, timeout ---------------------------------------------------------------
@@ -375,7 +391,7 @@ def output_device(ev: Evidence) -> Outcome | None:
 
 
 def outputs_finite(ev: Evidence) -> Outcome | None:
-    checked = [c for c in ev.candidate_calls(TRIAL, TIMED, STEADY, PROFILE) if c.checked]
+    checked = [c for c in ev.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
     for call in checked:
         bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
         if bad:
@@ -435,7 +451,7 @@ def outputs_match_reference(ev: Evidence) -> Outcome | None:
 
 
 def timed_outputs_match_reference(ev: Evidence) -> Outcome | None:
-    checked = [c for c in ev.candidate_calls(WARMUP, TIMED, STEADY, PROFILE) if c.checked]
+    checked = [c for c in ev.candidate_calls(WARMUP, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
     for call in checked:
         if not _within_tolerance(call):
             return fail(f"a call during timing returned a wrong result, unlike the earlier checks: the {_describe_miss(call)}")
@@ -478,6 +494,7 @@ CHECKS = [
     Check("inputs_unmodified", REJECTED, inputs_unmodified),
     Check("quiet_while_baselines_run", REJECTED, quiet_while_baselines_run),
     Check("clock_consistent", REJECTED, clock_consistent),
+    Check("no_hidden_work", REJECTED, no_hidden_work),
     Check("candidate_loads", ERROR, candidate_loads),
     Check("defines_model_new", ERROR, defines_model_new),
     Check("candidate_instantiates", ERROR, candidate_instantiates),
@@ -543,7 +560,7 @@ def stateful_problem(ev: Evidence) -> str | None:
 
 
 def _worst_error(ev: Evidence) -> float | None:
-    errors = [c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, STEADY, WARMUP, PROFILE) if c.checked]
+    errors = [c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE) if c.checked]
     errors = [e for e in errors if e is not None]
     return max(errors) if errors else None
 

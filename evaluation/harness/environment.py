@@ -27,7 +27,9 @@ def _triton_version() -> str:
         return ""
 
 
-def describe(device: str) -> dict:
+def describe(device: str, *, driver: bool = True) -> dict:
+    """`driver`: ask nvidia-smi for the driver's version (a second of start-up): the verdict's environment is
+    the baseline process's, so the other processes skip it."""
     env = {
         "device": device,
         "torch": torch.__version__,
@@ -45,7 +47,7 @@ def describe(device: str) -> dict:
             memory_bytes=props.total_memory,
             l2_cache_bytes=getattr(props, "L2_cache_size", None),
             cuda=torch.version.cuda,
-            driver=_driver_version(),
+            driver=_driver_version() if driver else None,
         )
     else:
         env.update(cpu=platform.processor() or platform.machine(), threads=torch.get_num_threads(), cuda=None)

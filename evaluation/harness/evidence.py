@@ -15,6 +15,8 @@ BASELINE = "baseline"
 TRIAL, WARMUP, TIMED, PROFILE, PROOF, VARIANT = "trial", "warmup", "timed", "profile", "proof", "variant"
 # A call of a burst: back to back with the others of its burst (steady state; timing.py).
 STEADY = "steady"
+# A replay, in a burst, of the call captured in a CUDA graph (device time).
+DEVICE = "device"
 
 
 @dataclass
@@ -101,6 +103,9 @@ class Evidence:
     bursts: list[dict] = field(default_factory=list)
     # How the steady-state sampling ended: rounds, and why it stopped.
     steady: dict = field(default_factory=dict)
+    # The device time: which sides' calls were captured in a CUDA graph (or why not), and how its
+    # sampling ended.
+    device_time: dict = field(default_factory=dict)
     # The GPU's clocks, temperature and power state around the measurements (gpu_state.py).
     gpu: dict = field(default_factory=dict)
 
@@ -131,16 +136,17 @@ class Evidence:
         wake_up = min(eager, own) if own is not None else eager
         return [c.ms if c.stream_ms is None else max(c.stream_ms, c.ms - wake_up) for c in calls]
 
-    def steady_rounds(self, who: str) -> dict[int, list[float]]:
-        """One side's steady-state samples by round, the warm-up round left out."""
+    def steady_rounds(self, who: str, phase: str = STEADY) -> dict[int, list[float]]:
+        """One side's samples of a burst measure (the steady state, or the device time) by round, the
+        warm-up round left out."""
         rounds: dict[int, list[float]] = {}
         for c in self.calls:
-            if c.who == who and c.phase == STEADY and c.burst and c.burst[0] > 0 and c.ms is not None:
+            if c.who == who and c.phase == phase and c.burst and c.burst[0] > 0 and c.ms is not None:
                 rounds.setdefault(c.burst[0], []).append(c.ms)
         return rounds
 
-    def steady_samples(self, who: str) -> list[float]:
-        return [ms for samples in self.steady_rounds(who).values() for ms in samples]
+    def steady_samples(self, who: str, phase: str = STEADY) -> list[float]:
+        return [ms for samples in self.steady_rounds(who, phase).values() for ms in samples]
 
     def host_ms(self, who: str) -> float | None:
         """The median of the host's own time inside one side's timed calls (CUDA only)."""

@@ -119,6 +119,10 @@ class Plan:
     # Stop once every speedup's 95% interval is within this fraction of it, or the budget is spent.
     speedup_target: float = 0.01
     steady_budget_s: float = 20.0
+    # Device time (CUDA): each side's call captured in a CUDA graph, its replays timed in bursts as the
+    # steady state is, until the same target or this budget.
+    device_time: bool = True
+    device_time_budget_s: float = 5.0
     bootstrap_resamples: int = 1000
     # Closing rounds, timed like the rest, in which every candidate output is also checked in full.
     timed_checks: int = 3

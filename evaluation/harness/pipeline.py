@@ -35,7 +35,7 @@ from hashlib import sha256
 from pathlib import Path
 
 from evaluation.harness import baseline_cache, callsite, checks, problem_shapes, scoring, static_analysis
-from evaluation.harness.evidence import (BASELINE, CANDIDATE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, VARIANT,
+from evaluation.harness.evidence import (BASELINE, CANDIDATE, DEVICE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, VARIANT,
                                          WARMUP, Call, Evidence, Fault)
 from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View
@@ -86,9 +86,9 @@ REFERENCE_FACTS = {
 STAGES = ("building", "checking", "timing", "done")
 CHECK_EVERY = 16
 # The call site's record of one call (callsite.c, TimingRecord).
-TIMING = struct.Struct("<IIQdddQ")
+TIMING = struct.Struct("<IIQdddQd")
 TIMING_MAGIC = 0x3154434B
-TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA, TIMED_BURST, TIMED_BURST_END = 2, 4, 8, 16, 32
+TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA, TIMED_BURST, TIMED_BURST_END, TIMED_UNGATED = 2, 4, 8, 16, 32, 64
 PIPE_BYTES = 1 << 20
 _F_SETPIPE_SZ = 1031
 
@@ -240,7 +240,7 @@ class TimingPipe:
                 raise ProcessFault("protocol", "the call site's timing pipe closed")
             self.buffer += chunk
         record, self.buffer = self.buffer[:TIMING.size], self.buffer[TIMING.size:]
-        magic, flags, sequence, ms, stream_ms, host_ms, modified = TIMING.unpack(record)
+        magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms = TIMING.unpack(record)
         if magic != TIMING_MAGIC:
             raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
         end = bool(flags & TIMED_BURST_END)
@@ -248,7 +248,8 @@ class TimingPipe:
                 "host_ms": host_ms if flags & TIMED_CUDA or end else None,
                 "raised": bool(flags & TIMED_RAISED), "captured": bool(flags & TIMED_CAPTURED),
                 "inputs_modified": [i for i in range(64) if modified >> i & 1], "sequence": sequence,
-                "burst": bool(flags & TIMED_BURST), "burst_end": end}
+                "burst": bool(flags & TIMED_BURST), "burst_end": end, "ungated": bool(flags & TIMED_UNGATED),
+                "idle_ms": idle_ms if end else None}
 
     def close(self) -> None:
         try:
@@ -281,6 +282,10 @@ class Verification:
         self.lock = DeviceLock(None)
         self.eager_ms = None
         self.poison_outputs = True
+        # Sides for half of whose calls of a burst the gate's watchdog had to open it (they wait for the
+        # device inside a call): their later bursts run ungated, the host's issuing inside their
+        # intervals (callsite.c, the gate).
+        self.ungated: set[str] = set()
 
     @contextlib.contextmanager
     def step(self, name: str):
@@ -663,21 +668,28 @@ class Verification:
         by_time = self.plan.burst_ms / self.eager_ms if self.eager_ms else self.plan.burst_calls
         return max(1, min(self.plan.burst_calls, int(self.plan.burst_bytes // per_call), int(by_time)))
 
-    def burst(self, who: str, count: int, round_number: int, compare_probability: float) -> list[Call]:
+    def burst(self, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY) -> list[Call]:
         """`count` calls of one side back to back (callsite.c, burst); which of the candidate's are
-        compared is drawn once they have all returned."""
+        compared is drawn once they have all returned. DEVICE: replays of the side's captured call."""
         seeds = [self.seed() for _ in range(count)]
         side = CANDIDATE if who == CANDIDATE else BASELINE
         fed = self.ask(REFERENCE, "feed_burst", {"seeds": seeds, "for_baseline": side == BASELINE,
                                                  "max_output_bytes": self.max_output_bytes})
-        message = {"seed": seeds[0], "inputs": fed["inputs"], **({"who": who} if side == BASELINE else {})}
+        gated = who not in self.ungated
+        message = {"seed": seeds[0], "inputs": fed["inputs"], "gate": gated, "graph": phase == DEVICE,
+                   **({"who": who} if side == BASELINE else {})}
         each, name = self.call_limit()
         scaled = self.limits.call_time_factor * (self.eager_ms or 0) / 1e3
         reply, wall = self.timed_ask(side, "burst", message, each + count * scaled,
                                      f"{name}, plus as much for each call of a burst", watch_idle=side == BASELINE)
         records, end = self.read_timing(side, "burst", burst=count)
-        self.ev.bursts.append({"who": who, "round": round_number, "calls": len(records), "wall_ms": wall,
-                               "sum_ms": end["stream_ms"], "host_ms": end["host_ms"], "leftover_ms": end["ms"]})
+        forced = sum(1 for r in records if r["ungated"]) if gated and self.device == "cuda" else 0
+        if forced and 2 * forced >= len(records):
+            self.ungated.add(who)
+        self.ev.bursts.append({"who": who, "phase": phase, "round": round_number, "calls": len(records), "wall_ms": wall,
+                               "sum_ms": end["stream_ms"], "host_ms": end["host_ms"], "leftover_ms": end["ms"],
+                               "idle_sync_ms": end["idle_ms"], "gated": gated and self.device == "cuda",
+                               "gate_forced": forced})
         facts = reply.get("calls", []) if side == CANDIDATE else []
         if side == CANDIDATE and len(facts) != len([r for r in records if not r["raised"]]):
             self.ev.protocol.append("the candidate's process reported other calls of a burst than its call site made")
@@ -685,7 +697,7 @@ class Verification:
         calls = []
         for index, record in enumerate(records):
             call_reply = {"ok": not record["raised"], **(facts[index] if index < len(facts) else {})}
-            call = Call(who, STEADY, seeds[index], call_reply, wall / len(records), timing=record, burst=(round_number, index))
+            call = Call(who, phase, seeds[index], call_reply, wall / len(records), timing=record, burst=(round_number, index))
             self.ev.calls.append(call)
             calls.append(call)
         if side == BASELINE:
@@ -710,42 +722,45 @@ class Verification:
     def measure_steady(self) -> None:
         """The steady state with the GPU's state read around it (and its clocks locked, where allowed)."""
         if self.device != "cuda":
-            self.steady()
+            self.ev.steady = self.steady()
             return
         from evaluation.harness import gpu_state
 
         gpu = gpu_state.Gpu()
         self.ev.gpu = {"clocks": gpu.lock(self.limits.lock_clocks_mhz), "before": gpu.read()}
         try:
-            self.steady(gpu)
+            self.ev.steady = self.steady(gpu)
+            self.device_time()
         finally:
             self.ev.gpu["after"] = gpu.read()
             gpu.unlock()
 
-    def steady(self, gpu=None) -> None:
+    def steady(self, gpu=None, phase: str = STEADY, sides: list[str] | None = None) -> dict:
         """Rounds of bursts, each side's in shuffled order, until every speedup's interval is within
-        the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`."""
+        the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`.
+        DEVICE: the same, of the sides' captured calls (`sides`), within the device-time budget."""
         from evaluation.harness import measurement
 
         from evaluation.harness.gpu_state import steady as gpu_steady
 
         if not self.ev.baselines:
-            return
+            return {}
         if time.monotonic() > self.deadline - 60:
             self.ev.steady = {"rounds": 0, "stopped_by": "wall limit"}
-            return
-        sides = self.timed_sides()
+            return self.ev.steady
+        sides = list(sides or self.timed_sides())
         plan = self.plan
+        budget_s = plan.steady_budget_s if phase == STEADY else plan.device_time_budget_s
         most = self.burst_size()
         began = time.monotonic()
         stopped_by = "rounds"
         rounds = 0
         # Round 0 warms up, repeated (a few times at most) until the SM clock reads the same on both
         # sides of a round: the GPU is at its steady clock before any sample counts.
-        for warm in range(plan.warm_rounds_most):
+        for warm in range(plan.warm_rounds_most if phase == STEADY else 1):
             before = gpu.read() if gpu else {}
             for side in sides:
-                self.burst(side, most, 0, plan.timed_check_probability / 4)
+                self.burst(side, most, 0, plan.timed_check_probability / 4, phase)
             if gpu is None or gpu_steady(before, gpu.read()):
                 break
         if gpu is not None:
@@ -753,25 +768,52 @@ class Verification:
         for round_number in range(1, plan.steady_max_rounds + 1):
             self.rng.shuffle(sides)
             for side in sides:
-                self.burst(side, self.rng.randint((most + 1) // 2, most), round_number, plan.timed_check_probability / 4)
+                self.burst(side, self.rng.randint((most + 1) // 2, most), round_number, plan.timed_check_probability / 4, phase)
             rounds = round_number
             if time.monotonic() > self.deadline - 60:
                 stopped_by = "wall limit"
                 break
             if round_number >= plan.steady_min_rounds and round_number % 2 == 0:
-                candidate = self.ev.steady_rounds(CANDIDATE)
+                candidate = self.ev.steady_rounds(CANDIDATE, phase)
                 fractions = [measurement.interval_fraction(
-                    measurement.speedup_interval(self.ev.steady_rounds(b), candidate, resamples=200),
-                    measurement.speedup(self.ev.steady_samples(b), self.ev.steady_samples(CANDIDATE)))
+                    measurement.speedup_interval(self.ev.steady_rounds(b, phase), candidate, resamples=200),
+                    measurement.speedup(self.ev.steady_samples(b, phase), self.ev.steady_samples(CANDIDATE, phase)))
                     for b in sides if b != CANDIDATE]
                 if all(f <= plan.speedup_target for f in fractions):
                     stopped_by = "interval"
                     break
-            if time.monotonic() - began > plan.steady_budget_s:
+            if time.monotonic() - began > budget_s:
                 stopped_by = "budget"
                 break
-        self.ev.steady = {"rounds": rounds, "stopped_by": stopped_by, "most_calls_per_burst": most,
-                          "seconds": round(time.monotonic() - began, 3)}
+        return {"rounds": rounds, "stopped_by": stopped_by, "most_calls_per_burst": most,
+                "seconds": round(time.monotonic() - began, 3)}
+
+    def device_time(self) -> None:
+        """Each side's call captured in a CUDA graph and its replays timed in bursts, as the steady state
+        is (the device's own time for the call, no launch from the host). The candidate's replays are
+        compared as its steady calls are. A side whose call cannot be captured has no device time."""
+        if not self.ev.baselines or not self.plan.device_time or time.monotonic() > self.deadline - 60:
+            return
+        captured = {}
+        for who in (CANDIDATE, "eager"):
+            seed = self.seed()
+            side = CANDIDATE if who == CANDIDATE else BASELINE
+            fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": None, "proof": False, "for_baseline": side == BASELINE,
+                                               "max_output_bytes": self.max_output_bytes})
+            message = {"seed": seed, "inputs": fed["inputs"], **({"who": who} if side == BASELINE else {})}
+            reply, wall = self.timed_ask(side, "graph", message, self.limits.call_time_s,
+                                         f"the limit on a call ({self.limits.call_time_s:.0f} s), for capturing it in a graph")
+            call = Call(who, DEVICE, seed, reply, wall, timing=self.read_timing(side, "graph"))
+            self.ev.calls.append(call)
+            if side == CANDIDATE:
+                if not reply["ok"]:
+                    self.ask(REFERENCE, "forget", {"seed": seed})
+                    self._candidate_error("graph", reply)
+                self.compare(call)
+            captured[who] = reply.get("graph", "not captured")
+        self.ev.device_time = {"captured": captured}
+        if all(state == "captured" for state in captured.values()):
+            self.ev.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
 
     def compare(self, call: Call) -> None:
         reply = self.ask(REFERENCE, "compare", {"seed": call.seed})

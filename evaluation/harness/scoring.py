@@ -8,7 +8,7 @@ import math
 import statistics
 
 from evaluation.harness import checks, measurement, tolerance
-from evaluation.harness.evidence import CANDIDATE, PROFILE, PROOF, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.evidence import CANDIDATE, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
 from evaluation.harness.verdict import BEATS, HARNESS_VERSION, TIMEOUT, VERIFIED, Verdict
 
 
@@ -94,48 +94,90 @@ def _latency(ev: Evidence, plan) -> dict | None:
     }
 
 
-def _steady_state(ev: Evidence, plan) -> dict | None:
-    candidate_rounds = ev.steady_rounds(CANDIDATE)
-    candidate = ev.steady_samples(CANDIDATE)
+def _bursts(ev: Evidence, plan, phase: str, baselines: list[str]) -> dict | None:
+    """A measure timed in bursts (the steady state, or the device time): each side's median, the
+    speedups and their 95% intervals over paired rounds."""
+    candidate_rounds = ev.steady_rounds(CANDIDATE, phase)
+    candidate = ev.steady_samples(CANDIDATE, phase)
     if not candidate:
         return None
     measured = measurement.summarize(candidate)
-    baselines, speedups, intervals = {}, {}, {}
-    for name in ev.baselines:
-        rounds = ev.steady_rounds(name)
+    measured_baselines, speedups, intervals = {}, {}, {}
+    for name in baselines:
+        rounds = ev.steady_rounds(name, phase)
         samples = [x for r in rounds.values() for x in r]
         if samples:
-            baselines[name] = {**measurement.summarize(samples), "rounds": len(rounds)}
+            measured_baselines[name] = {**measurement.summarize(samples), "rounds": len(rounds)}
             speedups[name] = measurement.speedup(samples, candidate)
             intervals[name] = measurement.speedup_interval(rounds, candidate_rounds, resamples=plan.bootstrap_resamples)
-        elif name in ev.cached_baselines and ev.cached_baselines[name].get("steady_state"):
+        elif phase == STEADY and name in ev.cached_baselines and ev.cached_baselines[name].get("steady_state"):
             cached = ev.cached_baselines[name]["steady_state"]
-            baselines[name] = {**cached, "cached": True}
+            measured_baselines[name] = {**cached, "cached": True}
             speedups[name] = cached["median_ms"] / measured["median_ms"] if measured["median_ms"] > 0 else None
             # The cached side's own spread is not known here: the interval is the candidate's alone.
             low, high = measurement.median_interval(candidate)
             intervals[name] = (cached["median_ms"] / high, cached["median_ms"] / low) if low > 0 else None
-    device = "CUDA events around each call on the calling stream" if ev.device == "cuda" else "a monotonic clock around each call"
-    steady = ev.steady or {}
     return {
-        "what": "calls back to back, each on fresh inputs, as a model calling the kernel in a loop sees it",
-        "method": (f"bursts of up to {steady.get('most_calls_per_burst')} calls, one burst of each side per round in "
-                   f"shuffled order, each side in its own process; {device}; inputs uploaded and the cache flushed "
-                   "between calls outside the interval; one device-wide synchronize per burst, after which no work may "
-                   "be left (flag hidden_work); median; 95% intervals by a paired bootstrap over rounds"),
         "candidate": {**measured, "rounds": len(candidate_rounds)},
-        "baselines": baselines,
+        "baselines": measured_baselines,
         "speedups": speedups,
         "speedup_intervals": {name: list(i) if i else None for name, i in intervals.items()},
         "beats": {name: bool(i and i[0] > BEATS) for name, i in intervals.items()},
+        "target_fraction": plan.speedup_target,
+    }
+
+
+def _steady_state(ev: Evidence, plan) -> dict | None:
+    measured = _bursts(ev, plan, STEADY, ev.baselines)
+    if measured is None:
+        return None
+    device = "CUDA events around each call on the calling stream" if ev.device == "cuda" else "a monotonic clock around each call"
+    steady = ev.steady or {}
+    stages = [b for b in ev.bursts if b.get("phase", STEADY) == STEADY and b["round"] > 0]
+    return {
+        "what": "calls back to back, each on fresh inputs, as a model calling the kernel in a loop sees it",
+        "method": (f"bursts of up to {steady.get('most_calls_per_burst')} calls, one burst of each side per round in "
+                   f"shuffled order, each side in its own process; {device}"
+                   f"{'; the device held before each call until the host has issued all of it' if ev.device == 'cuda' else ''}"
+                   "; inputs uploaded and the cache flushed between calls outside the interval; one device-wide "
+                   "synchronize per burst, after which no work may be left (check no_hidden_work); median; 95% "
+                   "intervals by a paired bootstrap over rounds"),
+        **measured,
         "rounds": steady.get("rounds"),
         "stopped_by": steady.get("stopped_by"),
-        # What the device still had to do after each side's bursts (flag hidden_work), median and most, in µs.
-        "leftover_us": {who: {"median": statistics.median(values) * 1e3, "max": max(values) * 1e3, "bursts": len(values)}
+        # What the device still had to do after each side's bursts (check no_hidden_work), median and most,
+        # in µs; `idle_sync`: the same synchronize again at once, on the idle device (the host's own share).
+        "leftover_us": {who: {"median": statistics.median(values) * 1e3, "max": max(values) * 1e3, "bursts": len(values),
+                              **({"idle_sync": statistics.median(idle) * 1e3} if (idle := [
+                                  b["idle_sync_ms"] for b in stages if b["who"] == who
+                                  and b.get("idle_sync_ms") is not None]) else {})}
                         for who in (CANDIDATE, *ev.baselines)
-                        if (values := [b["leftover_ms"] for b in ev.bursts if b["who"] == who and b["round"] > 0])},
+                        if (values := [b["leftover_ms"] for b in stages if b["who"] == who])},
+        # Sides some of whose calls wait for the device inside the call: they ran without the hold, the
+        # host's issuing inside their intervals.
+        "ungated": sorted({b["who"] for b in stages if b.get("gated") is False} if ev.device == "cuda" else []),
+        "gate_forced_calls": {who: n for who in (CANDIDATE, *ev.baselines)
+                              if (n := sum(b.get("gate_forced", 0) for b in stages if b["who"] == who))},
         "converged": steady.get("stopped_by") == "interval",
-        "target_fraction": plan.speedup_target,
+    }
+
+
+def _device_time(ev: Evidence, plan) -> dict | None:
+    state = ev.device_time or {}
+    if not state:
+        return None
+    measured = _bursts(ev, plan, DEVICE, [name for name in state.get("captured", {}) if name != CANDIDATE])
+    unavailable = {who: why for who, why in state.get("captured", {}).items() if why != "captured"}
+    return {
+        "what": "the call captured in a CUDA graph and replayed: the device's own time for it, no launch from the host",
+        "method": ("each side's call captured once in a CUDA graph on the harness's input buffers; replays in bursts as "
+                   "the steady state's calls, each on fresh inputs, the cache flushed before each, CUDA events around "
+                   "each replay; median; 95% intervals by a paired bootstrap over rounds"),
+        **(measured or {}),
+        "unavailable": unavailable,
+        "rounds": state.get("rounds"),
+        "stopped_by": state.get("stopped_by"),
+        "converged": state.get("stopped_by") == "interval",
     }
 
 
@@ -144,15 +186,16 @@ def _timing(ev: Evidence, plan) -> dict | None:
         return None
     latency = _latency(ev, plan)
     steady = _steady_state(ev, plan)
-    # The headline stays the latency until the steady state repeats within a few percent between
-    # processes: on an H100 its eager side moved 40-75% for host-bound references (benchmarks/RESULTS.md).
-    headline = latency or steady
+    device_time = _device_time(ev, plan)
+    # The headline is the steady state where there is one (the device's work, each call issued in full
+    # before the device runs it: callsite.c, the gate); the latency where bursts did not run.
+    headline = steady or latency
     if headline is None:
         return None
     unavailable = {name: reason for name, reason in (ev.prepared or {}).get("baselines", {}).items() if reason != "ready"}
     return {
         # Which measure the leaderboard's figures are.
-        "headline": "latency" if latency else "steady_state",
+        "headline": "steady_state" if steady else "latency",
         "method": headline["method"],
         "candidate": headline["candidate"],
         "baselines": headline["baselines"],
@@ -161,7 +204,7 @@ def _timing(ev: Evidence, plan) -> dict | None:
         "beats": headline.get("beats", {}),
         "converged": headline.get("converged"),
         "stopped_by": headline.get("stopped_by"),
-        "measures": {"steady_state": steady, "latency": latency},
+        "measures": {"steady_state": steady, "device_time": device_time, "latency": latency},
         "unavailable": unavailable,
         "candidate_ci_fraction": measurement.median_ci_fraction(ev.steady_samples(CANDIDATE) or ev.timed_samples(CANDIDATE)),
         "harness_wake_up_ms": ev.wake_up_ms(),

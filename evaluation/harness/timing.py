@@ -73,10 +73,11 @@ def call(fn, args: list, slots: tuple | None, *, capture: bool) -> dict:
     return _site.call(fn, tuple(args), slots, capture=capture)
 
 
-def burst(fn, args: list, slots: tuple, *, capture: bool) -> dict:
+def burst(fn, args: list, slots: tuple, *, capture: bool, gate: bool = True) -> dict:
     """Calls back to back until the reference process ends the burst (callsite.c, burst): their
-    results, the exception that stopped them (or None), and how many ran. Their times go to the parent."""
-    return _site.burst(fn, tuple(args), slots, capture=capture)
+    results, the exception that stopped them (or None), and how many ran. Their times go to the parent.
+    `gate` (CUDA): the device waits for the host to have issued each whole call before running it."""
+    return _site.burst(fn, tuple(args), slots, capture=capture, gate=gate)
 
 
 def recheck() -> list[int]:

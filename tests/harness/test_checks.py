@@ -159,3 +159,29 @@ def test_a_problem_refused_before_any_process_started_says_why():
     _, first = checks.run_checks(ev)
 
     assert (first["name"], first["status"]) == ("problem_fits", "error")
+
+
+def _bursts_evidence(candidate_leftover_ms: float, *, call_ms: float = 0.05) -> Evidence:
+    """CUDA evidence of eight bursts per side: the eager reference's leave 7 us behind (the host's own
+    wait in the closing synchronize), the candidate's `candidate_leftover_ms`."""
+    ev = _evidence()
+    ev.device = "cuda"
+    for round_number in range(1, 9):
+        ev.bursts.append({"who": "eager", "phase": "steady", "round": round_number, "leftover_ms": 0.007, "sum_ms": 1.0,
+                          "wall_ms": 5.0})
+        ev.bursts.append({"who": CANDIDATE, "phase": "steady", "round": round_number, "leftover_ms": candidate_leftover_ms,
+                          "sum_ms": 1.0, "wall_ms": 5.0})
+        ev.calls.append(Call(CANDIDATE, "steady", 10 + round_number, {"ok": True}, 1.0, timing={"ms": call_ms},
+                             burst=(round_number, 0)))
+    return ev
+
+
+def test_work_left_after_every_burst_is_rejected_and_a_little_is_flagged():
+    rejected = checks.no_hidden_work(_bursts_evidence(0.2))
+    flagged = _bursts_evidence(0.035)
+
+    assert rejected and not rejected.passed and "still busy" in rejected.detail
+    assert checks.no_hidden_work(flagged).passed
+    assert checks.hidden_work(flagged)
+    assert checks.no_hidden_work(_bursts_evidence(0.008)).passed
+    assert checks.hidden_work(_bursts_evidence(0.008)) is None
