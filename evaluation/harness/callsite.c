@@ -95,7 +95,8 @@ typedef struct {
     uint32_t magic; uint32_t flags; uint64_t sequence;
     double ms, stream_ms, host_ms;
     uint64_t inputs_modified; /* bit i: input slot i changed; bit 63: a slot beyond 62 */
-    double idle_ms;           /* a burst's end: a device-wide synchronize of the idle device, for scale */
+    double idle_ms;           /* a burst's call: from its end to the device drained (`settled`); the burst's end: a
+                               * device-wide synchronize of the idle device, for scale */
 } TimingRecord;
 enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8, TIMED_BURST = 16, TIMED_BURST_END = 32,
        TIMED_UNGATED = 64 };
@@ -123,7 +124,7 @@ typedef struct {
 
 /* One call of a burst: its events, its host time, what it returned, where its outputs frame is. */
 typedef struct {
-    CUevent start, end;
+    CUevent start, end, settled;
     double host_ms;
     PyObject *result;
     size_t out_offset, out_length;
@@ -1008,7 +1009,8 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     }
     if (S.cuda && !S.burst_events) {
         for (int i = 0; i < MAX_BURST; i++)
-            if (!cu_ok(cu.eventCreate(&S.burst[i].start, 0), "cuEventCreate") || !cu_ok(cu.eventCreate(&S.burst[i].end, 0), "cuEventCreate"))
+            if (!cu_ok(cu.eventCreate(&S.burst[i].start, 0), "cuEventCreate") || !cu_ok(cu.eventCreate(&S.burst[i].end, 0), "cuEventCreate")
+                || !cu_ok(cu.eventCreate(&S.burst[i].settled, 0), "cuEventCreate"))
                 return NULL;
         if (!cu_ok(cu.eventCreate(&S.tail, 0), "cuEventCreate")) return NULL;
         S.burst_flush_bytes = S.flush_bytes > BURST_FLUSH_BYTES ? S.flush_bytes : BURST_FLUSH_BYTES;
@@ -1058,6 +1060,20 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         call->host_ms = t1 - t0;
         n++;
         if (S.cuda && !cu_ok(cu.eventRecord(call->end, NULL), "cuEventRecord")) goto fault;
+        if (S.cuda) {
+            /* The device drained before anything of the harness's is queued behind the call: `settled`,
+             * recorded on the idle device, is as late after `end` as the host's wake-up, unless the call
+             * left work on another stream or thread (no_hidden_work compares this gap with the eager
+             * reference's). Released while waiting, as in call(); then once more with the GIL held. */
+            CUresult r;
+            Py_BEGIN_ALLOW_THREADS
+            r = cu.ctxSynchronize();
+            Py_END_ALLOW_THREADS
+            if (r == 0) r = cu.ctxSynchronize();
+            error_after_sync(r, &error);
+            if (error) { Py_CLEAR(call->result); break; }
+            if (!cu_ok(cu.eventRecord(call->settled, NULL), "cuEventRecord")) goto fault;
+        }
         if (!call->result) { error = fetch_error(); break; }
         if (S.cuda && call->readback && !queue_readback(slot, slot_count, call)) goto fault;
         if (!S.cuda) call->modified = modified_mask(slot, slot_count, call->inputs, NULL);
@@ -1106,9 +1122,11 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     for (int i = 0; i < n; i++) {
         BurstCall *call = &S.burst[i];
         uint64_t sequence = first_sequence + (uint64_t)i;
-        float ms = 0;
+        float ms = 0, settle_ms = 0;
         int raised = call->result == NULL;
-        if (S.cuda && !error && !cu_ok(cu.eventElapsedTime(&ms, call->start, call->end), "cuEventElapsedTime")) goto fault;
+        if (S.cuda && !error && (!cu_ok(cu.eventElapsedTime(&ms, call->start, call->end), "cuEventElapsedTime")
+                                 || !cu_ok(cu.eventElapsedTime(&settle_ms, call->end, call->settled), "cuEventElapsedTime")))
+            goto fault;
         double call_ms = S.cuda ? (double)ms : call->host_ms;
         uint64_t mask = S.cuda ? 0 : call->modified;
         if (!raised && S.cuda && call->readback && !error) mask = modified_mask(slot, slot_count, call->inputs, call->readback);
@@ -1117,7 +1135,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         if (i == n - 1) last_modified = mask;
         uint32_t flags = TIMED_BURST | (raised ? TIMED_RAISED : TIMED_OK) | (call->captured && !error ? TIMED_CAPTURED : 0)
                          | (call->ungated ? TIMED_UNGATED : 0);
-        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, 0.0)) goto fault;
+        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, settle_ms)) goto fault;
         span_ms += call_ms;
     }
     if (!write_record(TIMED_BURST_END, first_sequence + (uint64_t)(n ? n - 1 : 0), leftover_ms, span_ms, now_ms() - began,

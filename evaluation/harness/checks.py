@@ -317,6 +317,29 @@ def _hidden_work(ev: Evidence, floor_ms: float, share: float) -> str | None:
     return None
 
 
+# Each burst call's gap from its end to the device drained (callsite.c, `settled`): the host's wake-up,
+# plus whatever the call left on another stream. The candidate's median beyond the eager reference's by
+# more than this much, or this share of its call, is work outside the interval.
+SETTLE_FLOOR_MS, SETTLE_SHARE = 0.002, 0.1
+
+
+def _settle_excess(ev: Evidence) -> str | None:
+    for phase in (STEADY, DEVICE):
+        own = [c.timing["settle_ms"] for c in ev.candidate_calls(phase) if (c.timing or {}).get("settle_ms") is not None]
+        eager = [c.timing["settle_ms"] for c in ev.calls if c.who == "eager" and c.phase == phase
+                 and (c.timing or {}).get("settle_ms") is not None]
+        samples = [c.ms for c in ev.candidate_calls(phase) if c.ms is not None]
+        if len(own) < 10 or len(eager) < 10:
+            continue
+        excess, typical = statistics.median(own) - statistics.median(eager), statistics.median(samples)
+        if excess > max(SETTLE_FLOOR_MS, SETTLE_SHARE * typical):
+            return (f"the device was still busy after the candidate's calls had ended on the calling stream: "
+                    f"{excess * 1e3:.1f} us more than after the eager reference's at the median, while a call is measured "
+                    f"at {typical * 1e3:.1f} us; work left on another stream or thread runs outside the timed interval. "
+                    "Do all of forward's work on the calling stream, or have that stream wait for it before returning")
+    return None
+
+
 def no_hidden_work(ev: Evidence) -> Outcome | None:
     """A burst's calls are timed on the calling stream, back to back, and the device synchronized once
     at the end: work a call leaves on another stream or thread runs outside its interval, and the last
@@ -325,7 +348,7 @@ def no_hidden_work(ev: Evidence) -> Outcome | None:
     on one of them. The steady state is the headline: such work would be a speedup nobody gets."""
     if ev.device != "cuda" or not ev.bursts:
         return None
-    found = _hidden_work(ev, *HIDDEN_WORK_REJECT)
+    found = _settle_excess(ev) or _hidden_work(ev, *HIDDEN_WORK_REJECT)
     return fail(found) if found else ok("no work was left on the device after the bursts' last calls")
 
 

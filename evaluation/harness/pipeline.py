@@ -65,8 +65,11 @@ CANDIDATE_FACTS = {
     "output": lambda value: (isinstance(value, dict) and isinstance(value.get("structure"), str)
                              and _list_of(dict)(value.get("leaves")) and len(value["leaves"]) <= 4096),
     "error": lambda value: isinstance(value, dict) and isinstance(value.get("message"), str),
+    # A burst's calls: each with its output's facts, or none at all (replays of a CUDA graph, whose output
+    # is the graph's own memory each time); `burst` checks which the parent asked for.
     "calls": lambda value: isinstance(value, list) and len(value) <= 4096 and all(
-        isinstance(call, dict) and CANDIDATE_FACTS["output"](call.get("output")) for call in value),
+        isinstance(call, dict) and (call == {} or CANDIDATE_FACTS["output"](call.get("output"))) for call in value),
+    "graph": lambda value: isinstance(value, str) and len(value) <= 400,
 }
 
 
@@ -249,7 +252,8 @@ class TimingPipe:
                 "raised": bool(flags & TIMED_RAISED), "captured": bool(flags & TIMED_CAPTURED),
                 "inputs_modified": [i for i in range(64) if modified >> i & 1], "sequence": sequence,
                 "burst": bool(flags & TIMED_BURST), "burst_end": end, "ungated": bool(flags & TIMED_UNGATED),
-                "idle_ms": idle_ms if end else None}
+                "idle_ms": idle_ms if end else None,
+                "settle_ms": idle_ms if flags & TIMED_BURST and flags & TIMED_CUDA and not end else None}
 
     def close(self) -> None:
         try:
@@ -363,8 +367,8 @@ class Verification:
             self.ev.protocol.append(reply["violation"])
             raise Stop
         required = REQUIRED.get((side, stage), ())
-        if side == CANDIDATE and stage == "call" and reply.get("ok"):
-            required += REQUIRED_AFTER_CALL
+        if side == CANDIDATE and stage in ("call", "graph") and reply.get("ok"):
+            required += REQUIRED_AFTER_CALL + (("graph",) if stage == "graph" else ())
         missing = [key for key in required if key not in reply]
         if missing:
             self.ev.protocol.append(f"a reply to {stage} lacked {', '.join(missing)}")
@@ -691,7 +695,8 @@ class Verification:
                                "idle_sync_ms": end["idle_ms"], "gated": gated and self.device == "cuda",
                                "gate_forced": forced})
         facts = reply.get("calls", []) if side == CANDIDATE else []
-        if side == CANDIDATE and len(facts) != len([r for r in records if not r["raised"]]):
+        if side == CANDIDATE and (len(facts) != len([r for r in records if not r["raised"]])
+                                  or any(("output" in f) != (phase == STEADY) for f in facts)):
             self.ev.protocol.append("the candidate's process reported other calls of a burst than its call site made")
             raise Stop
         calls = []

@@ -157,7 +157,11 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
         # host's issuing inside their intervals.
         "ungated": sorted({b["who"] for b in stages if b.get("gated") is False} if ev.device == "cuda" else []),
         "gate_forced_calls": {who: n for who in (CANDIDATE, *ev.baselines)
-                              if (n := sum(b.get("gate_forced", 0) for b in stages if b["who"] == who))},
+                              if (n := sum(b.get("gate_forced", 0) for b in ev.bursts if b["who"] == who))},
+        # Each call's gap from its end to the device drained, median per side, µs (check no_hidden_work).
+        "settle_us": {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines)
+                      if (gaps := [c.timing["settle_ms"] for c in ev.calls if c.who == who and c.phase == STEADY
+                                   and (c.timing or {}).get("settle_ms") is not None])},
         "converged": steady.get("stopped_by") == "interval",
     }
 

@@ -185,3 +185,21 @@ def test_work_left_after_every_burst_is_rejected_and_a_little_is_flagged():
     assert checks.hidden_work(flagged)
     assert checks.no_hidden_work(_bursts_evidence(0.008)).passed
     assert checks.hidden_work(_bursts_evidence(0.008)) is None
+
+
+def test_work_left_past_each_calls_end_is_rejected():
+    """A call that leaves a few microseconds of work on a side stream: the device drains later after
+    each of its calls than after the eager reference's, though no burst ends with work left."""
+    def evidence(candidate_settle_ms):
+        ev = _bursts_evidence(0.007, call_ms=0.001)
+        for index in range(12):
+            ev.calls.append(Call("eager", "steady", 100 + index, {"ok": True}, 1.0,
+                                 timing={"ms": 0.005, "settle_ms": 0.006}, burst=(1, index)))
+            ev.calls.append(Call(CANDIDATE, "steady", 200 + index, {"ok": True}, 1.0,
+                                 timing={"ms": 0.001, "settle_ms": candidate_settle_ms}, burst=(1, index)))
+        return ev
+
+    hidden = checks.no_hidden_work(evidence(0.011))
+
+    assert not hidden.passed and "after the candidate's calls had ended" in hidden.detail
+    assert checks.no_hidden_work(evidence(0.0065)).passed
