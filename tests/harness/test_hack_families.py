@@ -151,5 +151,11 @@ def test_candidate_that_tells_a_burst_apart_gains_nothing(problem_name, candidat
     verdict = verify(problem_name, candidate_name, plan={"timed_check_probability": 1.0})
 
     # Skipped work reads as zeros (a wrong answer) or as the harness's NaN poison (an unwritten output).
+    # A thread's product runs in torch without the GIL and can finish before the call site reads the
+    # output: then the answer is right, and the work sits in the thread's next call instead (on a
+    # two-core CI host, 0.03x over eager). Either way it gains nothing.
+    if candidate_name == "hack_burst_thread" and verdict["status"] == "verified":
+        assert verdict["timing"]["speedups"]["eager"] < 1.0, verdict["reason"]
+        return
     assert verdict["status"] == status, verdict["reason"]
     assert failed_check(verdict) in {check, "outputs_finite"}, verdict["reason"]
