@@ -114,14 +114,10 @@ class BaselineProcess:
         if done["error"] is not None:
             raise done["error"]
         del done
-        try:
-            with _no_grad():
-                self.replays[who] = baselines.Replay(self.calls[who], args)
-            timing.settle(self.device)
-            self.replay_slots[who] = slots
-            return {"ok": True, "graph": "captured"}
-        except Exception as exc:
-            return {"ok": True, "graph": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        with _no_grad():
+            self.replays[who], state = baselines.try_replay(self.calls[who], args)
+        self.replay_slots[who] = slots
+        return {"ok": True, "graph": state}
 
     def finish(self, request: dict) -> dict:
         return {"ok": True}

@@ -29,6 +29,16 @@ class Replay:
         return self._output
 
 
+def try_replay(model, inputs: list) -> tuple[Replay | None, str]:
+    """`model` captured on `inputs` (Replay), or None and why capture failed: "captured" otherwise."""
+    try:
+        replay = Replay(model, inputs)
+        torch.cuda.synchronize()
+        return replay, "captured"
+    except BaseException as exc:  # noqa: BLE001  (capture fails for some calls, and user code may raise anything)
+        return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
 class CudaGraphCall:
     """The reference replayed from a CUDA graph; inputs are copied into static buffers each call."""
 

@@ -696,6 +696,16 @@ static PyObject *fetch_error(void) {
     return error;
 }
 
+/* A device-wide synchronize after a call. Released while waiting: a host function the call enqueued may
+ * need the GIL to finish; then once more with the GIL held, so nothing launched while it was free is left out. */
+static CUresult drain(void) {
+    CUresult r;
+    Py_BEGIN_ALLOW_THREADS
+    r = cu.ctxSynchronize();
+    Py_END_ALLOW_THREADS
+    return r == 0 ? cu.ctxSynchronize() : r;
+}
+
 /* A failed synchronize after the calls: the calls' own failure, surfacing there (the candidate's, not
  * the harness's), unless one of them raised already. */
 static void error_after_sync(CUresult r, PyObject **error) {
@@ -903,12 +913,7 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
     if (!result) error = fetch_error();
     if (S.cuda) {
         if (!cu_ok(cu.eventRecord(S.returned, NULL), "cuEventRecord")) goto fault;
-        CUresult r;
-        /* Released while waiting: a host function the call enqueued may need the GIL to finish. */
-        Py_BEGIN_ALLOW_THREADS
-        r = cu.ctxSynchronize();
-        Py_END_ALLOW_THREADS
-        if (r == 0) r = cu.ctxSynchronize(); /* and nothing launched while the GIL was free is left out */
+        CUresult r = drain();
         error_after_sync(r, &error);
         if (r == 0) {
             if (!cu_ok(cu.eventRecord(S.end, NULL), "cuEventRecord") || !cu_ok(cu.eventSynchronize(S.end), "cuEventSynchronize")
@@ -1060,21 +1065,17 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         call->host_ms = t1 - t0;
         n++;
         if (S.cuda && !cu_ok(cu.eventRecord(call->end, NULL), "cuEventRecord")) goto fault;
+        if (!call->result) error = fetch_error();
         if (S.cuda) {
             /* The device drained before anything of the harness's is queued behind the call: `settled`,
              * recorded on the idle device, is as late after `end` as the host's wake-up, unless the call
              * left work on another stream or thread (no_hidden_work compares this gap with the eager
-             * reference's). Released while waiting, as in call(); then once more with the GIL held. */
-            CUresult r;
-            Py_BEGIN_ALLOW_THREADS
-            r = cu.ctxSynchronize();
-            Py_END_ALLOW_THREADS
-            if (r == 0) r = cu.ctxSynchronize();
+             * reference's). */
+            CUresult r = drain();
             error_after_sync(r, &error);
-            if (error) { Py_CLEAR(call->result); break; }
-            if (!cu_ok(cu.eventRecord(call->settled, NULL), "cuEventRecord")) goto fault;
+            if (r == 0 && !cu_ok(cu.eventRecord(call->settled, NULL), "cuEventRecord")) goto fault;
         }
-        if (!call->result) { error = fetch_error(); break; }
+        if (error) { Py_CLEAR(call->result); break; }
         if (S.cuda && call->readback && !queue_readback(slot, slot_count, call)) goto fault;
         if (!S.cuda) call->modified = modified_mask(slot, slot_count, call->inputs, NULL);
         if (capture) {

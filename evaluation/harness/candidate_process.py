@@ -123,8 +123,9 @@ class CandidateProcess:
         self._keep([x for x in leaves if type(x) is _Tensor])
         return facts
 
-    def call(self, request: dict) -> dict:
-        """One call of the candidate on inputs that arrive inside the call site's window."""
+    def call(self, request: dict, keep_inputs: bool = False) -> dict:
+        """One call of the candidate on inputs that arrive inside the call site's window. `keep_inputs`
+        (for `graph`): the call's arguments and input slots stay in `replay_inputs`."""
         args, slots = self._before_calls(request)
         reply = {"ok": True}
         with _no_grad():
@@ -142,7 +143,7 @@ class CandidateProcess:
         reply["output"] = self._output(result, args)
         reply["inputs"] = [{"shape": list(a.shape), "dtype": str(a.dtype).removeprefix("torch.")} if type(a) is _Tensor
                            else {"value": repr(a)[:80]} for a in args]
-        self.replay_inputs = (args, slots) if request.get("keep_inputs") else None
+        self.replay_inputs = (args, slots) if keep_inputs else None
         del result, args, slots
         # Last, after every other step of the harness has run and the call's inputs are gone: an
         # output finished by code the candidate left behind has changed since it was captured.
@@ -178,22 +179,15 @@ class CandidateProcess:
         time. One call through the call site fills the slots (captured, timed and compared like any
         other); the warm-up calls and the capture then run on those inputs. Where capture fails, the
         reply says why and the device time is not measured: no fault of the candidate's."""
-        reply = self.call({**request, "keep_inputs": True})
+        reply = self.call(request, keep_inputs=True)
         if not reply["ok"]:
             return reply
-        args, slots = self.replay_inputs
+        args, self.replay_slots = self.replay_inputs
         self.replay_inputs = None
         self.candidate_state.apply()
-        try:
-            with _no_grad():
-                self.replay = baselines.Replay(self.candidate_model, args)
-            settle(self.device)
-            self.replay_slots = slots
-            reply["graph"] = "captured"
-        except BaseException as exc:
-            self.replay = None
-            reply["graph"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        del args, slots
+        with _no_grad():
+            self.replay, reply["graph"] = baselines.try_replay(self.candidate_model, args)
+        del args
         reply.update(self.after_candidate(sampled=True))
         return reply
 

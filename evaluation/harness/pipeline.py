@@ -609,27 +609,32 @@ class Verification:
 
     def call(self, who: str, phase: str, *, compare: bool = False, variant: dict | None = None,
              profile: bool = False) -> Call:
+        """One call of a side. DEVICE: the call that fills the side's input slots before its capture in
+        a CUDA graph (the `graph` request; see `device_time`)."""
         seed = self.seed()
+        stage = "graph" if phase == DEVICE else "call"
         if who != CANDIDATE:
-            return self._baseline_call(who, phase, seed, variant, profile)
+            return self._baseline_call(who, phase, seed, variant, profile, stage)
         fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "proof": phase == PROOF,
                                            "max_output_bytes": self.max_output_bytes})
         message = {"seed": seed, "inputs": fed["inputs"], "profile": profile}
         if profile:
             limit = (self.limits.call_time_s, f"the limit on a profiled call ({self.limits.call_time_s:.0f} s)")
+        elif stage == "graph":
+            limit = (self.limits.call_time_s, f"the limit on a call ({self.limits.call_time_s:.0f} s), for capturing it in a graph")
         elif self.building:
             limit, self.building = self.first_call_limit(), False
         else:
             limit = self.call_limit()
-        reply, wall = self.timed_ask(CANDIDATE, "call", message, *limit)
-        call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, "call"))
+        reply, wall = self.timed_ask(CANDIDATE, stage, message, *limit)
+        call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, stage))
         self.ev.calls.append(call)
         if not (call.timing["captured"] or call.timing["raised"]):
             self.ev.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
             raise Stop
         if not reply["ok"]:
             self.ask(REFERENCE, "forget", {"seed": seed})
-            self._candidate_error("call", reply)
+            self._candidate_error(stage, reply)
         if not compare:
             self.ask(REFERENCE, "forget", {"seed": seed, "advance": bool((self.ev.problem or {}).get("carries_state"))})
         # Every check reads all the evidence so far: in the timing loop they run after each
@@ -641,11 +646,11 @@ class Verification:
             self.compare(call)
         return call
 
-    def _baseline_call(self, who: str, phase: str, seed: int, variant: dict | None, profile: bool) -> Call:
+    def _baseline_call(self, who: str, phase: str, seed: int, variant: dict | None, profile: bool, stage: str) -> Call:
         fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "for_baseline": True})
-        reply, wall = self.timed_ask(BASELINE, "call", {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile},
+        reply, wall = self.timed_ask(BASELINE, stage, {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile},
                                      watch_idle=phase in (WARMUP, TIMED))
-        call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, "call"))
+        call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, stage))
         self.ev.calls.append(call)
         return call
 
@@ -679,7 +684,7 @@ class Verification:
         side = CANDIDATE if who == CANDIDATE else BASELINE
         fed = self.ask(REFERENCE, "feed_burst", {"seeds": seeds, "for_baseline": side == BASELINE,
                                                  "max_output_bytes": self.max_output_bytes})
-        gated = who not in self.ungated
+        gated = self.device == "cuda" and who not in self.ungated
         message = {"seed": seeds[0], "inputs": fed["inputs"], "gate": gated, "graph": phase == DEVICE,
                    **({"who": who} if side == BASELINE else {})}
         each, name = self.call_limit()
@@ -687,12 +692,12 @@ class Verification:
         reply, wall = self.timed_ask(side, "burst", message, each + count * scaled,
                                      f"{name}, plus as much for each call of a burst", watch_idle=side == BASELINE)
         records, end = self.read_timing(side, "burst", burst=count)
-        forced = sum(1 for r in records if r["ungated"]) if gated and self.device == "cuda" else 0
+        forced = sum(1 for r in records if r["ungated"]) if gated else 0
         if forced and 2 * forced >= len(records):
             self.ungated.add(who)
         self.ev.bursts.append({"who": who, "phase": phase, "round": round_number, "calls": len(records), "wall_ms": wall,
                                "sum_ms": end["stream_ms"], "host_ms": end["host_ms"], "leftover_ms": end["ms"],
-                               "idle_sync_ms": end["idle_ms"], "gated": gated and self.device == "cuda",
+                               "idle_sync_ms": end["idle_ms"], "gated": gated,
                                "gate_forced": forced})
         facts = reply.get("calls", []) if side == CANDIDATE else []
         if side == CANDIDATE and (len(facts) != len([r for r in records if not r["raised"]])
@@ -751,8 +756,7 @@ class Verification:
         if not self.ev.baselines:
             return {}
         if time.monotonic() > self.deadline - 60:
-            self.ev.steady = {"rounds": 0, "stopped_by": "wall limit"}
-            return self.ev.steady
+            return {"rounds": 0, "stopped_by": "wall limit"}
         sides = list(sides or self.timed_sides())
         plan = self.plan
         budget_s = plan.steady_budget_s if phase == STEADY else plan.device_time_budget_s
@@ -799,23 +803,8 @@ class Verification:
         compared as its steady calls are. A side whose call cannot be captured has no device time."""
         if not self.ev.baselines or not self.plan.device_time or time.monotonic() > self.deadline - 60:
             return
-        captured = {}
-        for who in (CANDIDATE, "eager"):
-            seed = self.seed()
-            side = CANDIDATE if who == CANDIDATE else BASELINE
-            fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": None, "proof": False, "for_baseline": side == BASELINE,
-                                               "max_output_bytes": self.max_output_bytes})
-            message = {"seed": seed, "inputs": fed["inputs"], **({"who": who} if side == BASELINE else {})}
-            reply, wall = self.timed_ask(side, "graph", message, self.limits.call_time_s,
-                                         f"the limit on a call ({self.limits.call_time_s:.0f} s), for capturing it in a graph")
-            call = Call(who, DEVICE, seed, reply, wall, timing=self.read_timing(side, "graph"))
-            self.ev.calls.append(call)
-            if side == CANDIDATE:
-                if not reply["ok"]:
-                    self.ask(REFERENCE, "forget", {"seed": seed})
-                    self._candidate_error("graph", reply)
-                self.compare(call)
-            captured[who] = reply.get("graph", "not captured")
+        captured = {who: self.call(who, DEVICE, compare=who == CANDIDATE).reply.get("graph", "not captured")
+                    for who in (CANDIDATE, "eager")}
         self.ev.device_time = {"captured": captured}
         if all(state == "captured" for state in captured.values()):
             self.ev.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
