@@ -39,6 +39,17 @@ def typical_size(magnitude: torch.Tensor, finite: torch.Tensor) -> float:
     return median
 
 
+def _unravel(flat: int, shape: list[int]) -> list[int]:
+    """A flat index's place in `shape` (torch.unravel_index imports sympy: seconds in a fresh process)."""
+    if not shape or 0 in shape:
+        return []
+    index = []
+    for size in reversed(shape):
+        flat, rest = divmod(flat, size)
+        index.append(rest)
+    return index[::-1]
+
+
 def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     result = {"shape": list(candidate.shape), "expected_shape": list(reference.shape),
               "dtype": str(candidate.dtype).removeprefix("torch.")}
@@ -69,7 +80,7 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     worst = int(relative.reshape(-1).argmax().item()) if relative.numel() else 0
     finite_diff = diff.where(torch.isfinite(diff), torch.zeros((), dtype=torch.float64, device=r.device))
     rel_l2 = math.sqrt(float(finite_diff.square().sum().item())) / norm if norm > 0 else (0.0 if max_abs == 0 else math.inf)
-    index = list(torch.unravel_index(torch.tensor(worst), reference.shape)) if reference.dim() else []
+    index = _unravel(worst, list(reference.shape))
     # Elements left at zero or at the harness's NaN poison where the reference has a value: an output
     # the call never wrote (or wrote only after it returned, which is the same to the capture).
     expected = finite & (r != 0)

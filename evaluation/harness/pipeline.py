@@ -38,7 +38,7 @@ from evaluation.harness import baseline_cache, callsite, checks, problem_shapes,
 from evaluation.harness.evidence import (BASELINE, CANDIDATE, DEVICE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, VARIANT,
                                          WARMUP, Call, Evidence, Fault)
 from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
-from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View
+from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache
 from evaluation.harness.verdict import BASELINES, Verdict
 
 DEVICES = ("cpu", "cuda")
@@ -328,10 +328,10 @@ class Verification:
         except ProcessFault as fault:
             self.ev.fault = Fault(side, stage, fault.kind, fault.detail)
             raise Stop from None
-        return side, stage, nonce, message
+        return side, stage, nonce, message, time.monotonic()
 
     def receive(self, sent: tuple, limit: float | None = None, limit_name: str | None = None) -> dict:
-        side, stage, nonce, message = sent
+        side, stage, nonce, message, sent_at = sent
         self.last_request = (side, stage)  # what the harness works with next is this reply
         process = self.processes[side]
         limit = limit or self.limits.call_time_s
@@ -345,6 +345,9 @@ class Verification:
                           else f"the verification's wall limit ({self.limits.wall_time_s:.0f} s) ran out and it was killed")
             self.ev.fault = Fault(side, stage, fault.kind, detail)
             raise Stop from None
+        # Where a verification's wall time goes, by process and request (the steps overlap them).
+        spent = self.ev.cost.setdefault("requests_s", {})
+        spent[f"{side} {stage}"] = round(spent.get(f"{side} {stage}", 0.0) + time.monotonic() - sent_at, 3)
         if side == CANDIDATE and process.channel.pending():
             self.ev.protocol.append(f"extra bytes after the reply to {stage}")
             raise Stop
@@ -481,14 +484,16 @@ class Verification:
         cache = f"{HOME}/.cache"
         build_env = {"TORCH_EXTENSIONS_DIR": f"{cache}/torch_extensions", "TRITON_CACHE_DIR": f"{cache}/triton",
                      "TORCHINDUCTOR_CACHE_DIR": f"{cache}/inductor"}
+        bytecode = bytecode_cache()
         views = {
-            REFERENCE: View(self.device, readable=list(problem)),
-            BASELINE: View(self.device, readable=list(problem), writable=[(str(baseline_cache_dir), cache)]),
+            REFERENCE: View(self.device, readable=list(problem), bytecode=bytecode),
+            BASELINE: View(self.device, readable=list(problem), writable=[(str(baseline_cache_dir), cache)], bytecode=bytecode),
             CANDIDATE: View(self.device, readable=[(str(sources / "candidate.py"), f"{HOME}/src/candidate.py")],
-                            writable=[(str(candidate_cache), cache)]),
+                            writable=[(str(candidate_cache), cache)], bytecode=bytecode),
         }
         if self.proof_source:
-            views[PROOF_SIDE] = View(self.device, readable=problem + [(str(sources / "proof.py"), f"{HOME}/src/proof.py")])
+            views[PROOF_SIDE] = View(self.device, readable=problem + [(str(sources / "proof.py"), f"{HOME}/src/proof.py")],
+                                     bytecode=bytecode)
         self.views = views
         # Every call's inputs come from the reference process, to the candidate's and the baseline's
         # call sites alike; the candidate's call site sends back what its calls return.

@@ -21,6 +21,9 @@ reported as not confined (the run page warns).
 """
 
 import ctypes
+import fcntl
+import hashlib
+import importlib.util
 import json
 import os
 import resource
@@ -42,6 +45,7 @@ SANDBOX_UID = 65534
 # Where the harness's modules, its call site and the process's home appear inside a sandbox.
 INSIDE = "/opt/kernel-court"
 INSIDE_LIB = INSIDE + "/lib"
+INSIDE_BYTECODE = INSIDE + "/bytecode"
 HOME = "/work"
 
 # Passed through as they are: what CUDA, compilers and the host's multicast policy need. Nothing
@@ -124,6 +128,8 @@ class View:
     writable: list[tuple[str, str]] = field(default_factory=list)
     # Size of the private tmpfs that is its home, working folder and TMPDIR.
     home_bytes: int = 2 * 2**30
+    # The harness's compiled bytecode for the environment's packages (`bytecode_cache`), read-only.
+    bytecode: Path | None = None
 
     def path(self, source) -> str:
         """Where a host path bound into this view appears to the process (unconfined: where it is)."""
@@ -156,6 +162,44 @@ def python_paths() -> list[str]:
         else:
             found = [p for p in found if not p.startswith(real + "/")] + [real]
     return found
+
+
+def _ships_bytecode() -> bool:
+    spec = importlib.util.find_spec("torch")
+    return not (spec and spec.origin) or os.path.exists(importlib.util.cache_from_source(spec.origin))
+
+
+def _bytecode_sources() -> list[str]:
+    return python_paths()
+
+
+def bytecode_cache() -> Path | None:
+    """Compiled bytecode for the environment's packages where they ship none (installed with
+    --no-compile, say): without it every sandboxed process compiles torch's modules from source, which
+    took seconds of each start on a GPU host. The harness compiles them here once, outside every
+    sandbox, from the installed sources; sandboxed processes read it through `-X pycache_prefix` from a
+    read-only bind, so no bytecode a sandboxed process could write is ever imported. None where the
+    packages have their own bytecode (then nothing changes)."""
+    if _ships_bytecode():
+        return None
+    paths = _bytecode_sources()
+    # A new install changes a site-packages folder's entries, hence its mtime: a new cache.
+    key = hashlib.sha256(json.dumps([sys.implementation.cache_tag] + [(p, os.stat(p).st_mtime_ns) for p in paths])
+                         .encode()).hexdigest()[:24]
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernel-court" / "bytecode" / key
+    done = cache / ".complete"
+    if done.exists():
+        return cache
+    cache.mkdir(parents=True, exist_ok=True)
+    for folder in (cache.parent.parent, cache.parent, cache):
+        os.chmod(folder, 0o755)
+    with open(cache.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # several workers starting at once compile it once
+        if not done.exists():
+            subprocess.run([sys.executable, "-X", f"pycache_prefix={cache}", "-m", "compileall", "-q", "-j", "0", *paths],
+                           capture_output=True, timeout=1800, check=False)
+            done.write_text(json.dumps(paths))
+    return cache
 
 
 def _system_binds() -> list[str]:
@@ -233,6 +277,8 @@ def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
             command += ["--ro-bind-try", path, path]
         for node in nodes:
             command += ["--dev-bind-try", node, node]
+    if view.bytecode:
+        command += ["--ro-bind", str(view.bytecode), INSIDE_BYTECODE]
     for source, target in view.readable:
         command += ["--ro-bind", source, target]
     for source, target in view.writable:
@@ -388,7 +434,8 @@ def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsi
     if state.confined:
         for name, value in env.items():
             command += ["--setenv", name, value]
-    command += [sys.executable, "-I", "-X", "faulthandler", "-c", BOOT, module, json.dumps(settings)]
+    bytecode = ["-X", f"pycache_prefix={INSIDE_BYTECODE}"] if state.confined and view.bytecode else []
+    command += [sys.executable, "-I", "-X", "faulthandler", *bytecode, "-c", BOOT, module, json.dumps(settings)]
     # The group's hard limit is a backstop above the watchdog's, which kills first with a clear reason.
     group = cgroups.create(module.rsplit(".", 1)[-1], memory_bytes=int(memory_bytes * 1.25) + 2**28, processes=processes)
     if group is not None:

@@ -84,6 +84,16 @@ def test_comparison_measures_error_against_the_element_plus_the_outputs_scale():
     assert result["leaves"][0]["worst_index"] == [3]
 
 
+def test_comparison_names_the_worst_element_by_its_place_in_the_output():
+    reference = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4)
+    candidate = reference.clone().float()
+    candidate[1, 2, 0] += 5
+
+    result = comparison.compare_leaves([candidate], [reference])
+
+    assert result["leaves"][0]["worst_index"] == [1, 2, 0]
+
+
 def _settled(known: set[int], expected: int) -> list[int]:
     """busy_threads once it shows `expected` threads (a worker takes a moment to reach its queue)."""
     deadline = time.monotonic() + 5

@@ -73,6 +73,26 @@ def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verificatio
     assert len(list((cache / "candidates").iterdir())) == 2
 
 
+@confined
+def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(tmp_path, monkeypatch):
+    package = tmp_path / "site" / "small_package"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("VALUE = 1\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(sandbox, "_ships_bytecode", lambda: False)  # as on a host whose torch has no bytecode
+    monkeypatch.setattr(sandbox, "_bytecode_sources", lambda: [str(tmp_path / "site")])
+
+    cache = sandbox.bytecode_cache()
+    verdict = verify("matmul", "probe_bytecode")
+
+    assert list(cache.rglob("small_package/__init__.*.pyc")), list(cache.rglob("*"))
+    assert sandbox.bytecode_cache() == cache  # compiled once
+    line = next(line for line in verdict["log_excerpt"].splitlines() if line.startswith("BYTECODE"))
+    assert line.split()[1] == sandbox.INSIDE_BYTECODE
+    assert "refused" in line, line
+    assert not list(cache.rglob("planted*"))
+
+
 def test_secrets_in_the_parents_environment_never_reach_the_candidate(monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://arena:hunter2@db/arena")
     monkeypatch.setenv("SECRET_KEY", "hunter2-django-secret")
