@@ -95,8 +95,9 @@ typedef struct {
     uint32_t magic; uint32_t flags; uint64_t sequence;
     double ms, stream_ms, host_ms;
     uint64_t inputs_modified; /* bit i: input slot i changed; bit 63: a slot beyond 62 */
-    double idle_ms;           /* a burst's call: from its end to the device drained (`settled`); the burst's end: a
-                               * device-wide synchronize of the idle device, for scale */
+    double idle_ms;           /* a burst's call: from its end to the device drained (`settled`), less the same gap
+                               * after work of the harness's own (`floor`); the burst's end: a device-wide
+                               * synchronize of the idle device, for scale */
 } TimingRecord;
 enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8, TIMED_BURST = 16, TIMED_BURST_END = 32,
        TIMED_UNGATED = 64 };
@@ -124,7 +125,7 @@ typedef struct {
 
 /* One call of a burst: its events, its host time, what it returned, where its outputs frame is. */
 typedef struct {
-    CUevent start, end, settled;
+    CUevent start, end, settled, floor_end, floor_settled;
     double host_ms;
     PyObject *result;
     size_t out_offset, out_length;
@@ -184,6 +185,9 @@ static struct {
  * an H100), so the host has issued a call's launches before the GPU reaches its start event, and the
  * interval holds the GPU's work rather than the host issuing it one launch at a time. */
 #define BURST_FLUSH_BYTES ((size_t)256 << 20)
+/* The write each burst call's drain is matched against (`floor`): ~10 us on an H100, longer than the host
+ * takes to reach its synchronize, so the host waits for it as it waits for a call. */
+#define FLOOR_BYTES ((size_t)32 << 20)
 
 static PyObject *Fault;    /* a fault of the call site itself: the harness reports it */
 static PyObject *Tampered; /* something of the call site's was replaced: the candidate is rejected for it */
@@ -1015,7 +1019,9 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     if (S.cuda && !S.burst_events) {
         for (int i = 0; i < MAX_BURST; i++)
             if (!cu_ok(cu.eventCreate(&S.burst[i].start, 0), "cuEventCreate") || !cu_ok(cu.eventCreate(&S.burst[i].end, 0), "cuEventCreate")
-                || !cu_ok(cu.eventCreate(&S.burst[i].settled, 0), "cuEventCreate"))
+                || !cu_ok(cu.eventCreate(&S.burst[i].settled, 0), "cuEventCreate")
+                || !cu_ok(cu.eventCreate(&S.burst[i].floor_end, 0), "cuEventCreate")
+                || !cu_ok(cu.eventCreate(&S.burst[i].floor_settled, 0), "cuEventCreate"))
                 return NULL;
         if (!cu_ok(cu.eventCreate(&S.tail, 0), "cuEventCreate")) return NULL;
         S.burst_flush_bytes = S.flush_bytes > BURST_FLUSH_BYTES ? S.flush_bytes : BURST_FLUSH_BYTES;
@@ -1074,6 +1080,15 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
             CUresult r = drain();
             error_after_sync(r, &error);
             if (r == 0 && !cu_ok(cu.eventRecord(call->settled, NULL), "cuEventRecord")) goto fault;
+            /* The host's own share of that gap, this process's and this moment's: the same drain after a
+             * write of the harness's own, long enough that the host is waiting when it ends. */
+            if (r == 0 && (!cu_ok(cu.memsetD8Async(S.burst_flush, ++S.flush_value, FLOOR_BYTES, NULL), "cuMemsetD8Async")
+                           || !cu_ok(cu.eventRecord(call->floor_end, NULL), "cuEventRecord"))) goto fault;
+            if (r == 0) {
+                r = drain();
+                error_after_sync(r, &error);
+                if (r == 0 && !cu_ok(cu.eventRecord(call->floor_settled, NULL), "cuEventRecord")) goto fault;
+            }
         }
         if (error) { Py_CLEAR(call->result); break; }
         if (S.cuda && call->readback && !queue_readback(slot, slot_count, call)) goto fault;
@@ -1123,10 +1138,12 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
     for (int i = 0; i < n; i++) {
         BurstCall *call = &S.burst[i];
         uint64_t sequence = first_sequence + (uint64_t)i;
-        float ms = 0, settle_ms = 0;
+        float ms = 0, settle_ms = 0, floor_ms = 0;
         int raised = call->result == NULL;
         if (S.cuda && !error && (!cu_ok(cu.eventElapsedTime(&ms, call->start, call->end), "cuEventElapsedTime")
-                                 || !cu_ok(cu.eventElapsedTime(&settle_ms, call->end, call->settled), "cuEventElapsedTime")))
+                                 || !cu_ok(cu.eventElapsedTime(&settle_ms, call->end, call->settled), "cuEventElapsedTime")
+                                 || !cu_ok(cu.eventElapsedTime(&floor_ms, call->floor_end, call->floor_settled),
+                                           "cuEventElapsedTime")))
             goto fault;
         double call_ms = S.cuda ? (double)ms : call->host_ms;
         uint64_t mask = S.cuda ? 0 : call->modified;
@@ -1136,7 +1153,8 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         if (i == n - 1) last_modified = mask;
         uint32_t flags = TIMED_BURST | (raised ? TIMED_RAISED : TIMED_OK) | (call->captured && !error ? TIMED_CAPTURED : 0)
                          | (call->ungated ? TIMED_UNGATED : 0);
-        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, settle_ms)) goto fault;
+        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, (double)settle_ms - floor_ms))
+            goto fault;
         span_ms += call_ms;
     }
     if (!write_record(TIMED_BURST_END, first_sequence + (uint64_t)(n ? n - 1 : 0), leftover_ms, span_ms, now_ms() - began,
