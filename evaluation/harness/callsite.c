@@ -68,7 +68,6 @@ static struct {
     CUresult (*eventCreate)(CUevent *, unsigned int);
     CUresult (*eventRecord)(CUevent, CUstream);
     CUresult (*eventSynchronize)(CUevent);
-    CUresult (*eventQuery)(CUevent);
     CUresult (*eventElapsedTime)(float *, CUevent, CUevent);
     CUresult (*memAlloc)(CUdeviceptr *, size_t);
     CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
@@ -711,20 +710,6 @@ static CUresult drain(void) {
     return r == 0 ? cu.ctxSynchronize() : r;
 }
 
-/* drain() for a burst call's gap: the host spins on the call's own end event first, so that it is awake
- * when the calling stream is done however long the call ran (a synchronize that waits long may sleep,
- * and its wake-up, longer the longer it waited, would be part of the gap); the synchronize after it
- * waits only for what the call left on other streams. */
-static CUresult drain_after(CUevent end) {
-    CUresult r;
-    Py_BEGIN_ALLOW_THREADS
-    while ((r = cu.eventQuery(end)) == 600 /* CUDA_ERROR_NOT_READY */) {
-    }
-    if (r == 0) r = cu.ctxSynchronize();
-    Py_END_ALLOW_THREADS
-    return r == 0 ? cu.ctxSynchronize() : r;
-}
-
 /* A failed synchronize after the calls: the calls' own failure, surfacing there (the candidate's, not
  * the harness's), unless one of them raised already. */
 static void error_after_sync(CUresult r, PyObject **error) {
@@ -844,7 +829,6 @@ static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs)
 #define LOAD(field, symbol) if (!(*(void **)&cu.field = dlsym(lib, symbol))) { PyErr_Format(Fault, "the CUDA driver lacks %s", symbol); return NULL; }
         LOAD(ctxSynchronize, "cuCtxSynchronize") LOAD(ctxGetCurrent, "cuCtxGetCurrent")
         LOAD(eventCreate, "cuEventCreate") LOAD(eventRecord, "cuEventRecord") LOAD(eventSynchronize, "cuEventSynchronize")
-        LOAD(eventQuery, "cuEventQuery")
         LOAD(eventElapsedTime, "cuEventElapsedTime") LOAD(memAlloc, "cuMemAlloc_v2")
         LOAD(memsetD8Async, "cuMemsetD8Async") LOAD(memsetD8, "cuMemsetD8_v2") LOAD(memcpyDtoH, "cuMemcpyDtoH_v2")
         LOAD(memcpyHtoD, "cuMemcpyHtoD_v2") LOAD(getErrorString, "cuGetErrorString")
@@ -1093,7 +1077,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
              * recorded on the idle device, is as late after `end` as the host's wake-up, unless the call
              * left work on another stream or thread (no_hidden_work compares this gap with the eager
              * reference's). */
-            CUresult r = drain_after(call->end);
+            CUresult r = drain();
             error_after_sync(r, &error);
             if (r == 0 && !cu_ok(cu.eventRecord(call->settled, NULL), "cuEventRecord")) goto fault;
             /* The host's own share of that gap, this process's and this moment's: the same drain after a
@@ -1101,7 +1085,7 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
             if (r == 0 && (!cu_ok(cu.memsetD8Async(S.burst_flush, ++S.flush_value, FLOOR_BYTES, NULL), "cuMemsetD8Async")
                            || !cu_ok(cu.eventRecord(call->floor_end, NULL), "cuEventRecord"))) goto fault;
             if (r == 0) {
-                r = drain_after(call->floor_end);
+                r = drain();
                 error_after_sync(r, &error);
                 if (r == 0 && !cu_ok(cu.eventRecord(call->floor_settled, NULL), "cuEventRecord")) goto fault;
             }

@@ -319,10 +319,11 @@ def _hidden_work(ev: Evidence, floor_ms: float, share: float) -> str | None:
 
 # Each burst call's gap from its end to the device drained, less the same gap after a write of the
 # harness's own at once (callsite.c, `settled` and `floor`): what the call left on another stream or
-# thread. Its median counts in the call's time (Evidence.steady_rounds), so such work gains nothing; the
-# candidate's beyond the eager reference's by more than the first pair is rejected (most of a call's
-# work out of sight is a kernel built to hide it), by more than the second, flagged.
-SETTLE_REJECT = (0.003, 0.25)
+# thread, the host's wake-up in that process taken out. The candidate's median beyond the eager
+# reference's by more than the first pair is rejected, by more than the second flagged. Not counted
+# in the call's time: on an H100 the floor's drain woke sooner than a long call's did (~10 us after a
+# 60 us call), so counting it added that much to honest calls (RESULTS.md, harness 10).
+SETTLE_REJECT = (0.003, 0.15)
 SETTLE_FLAG = (0.001, 0.05)
 
 
@@ -338,9 +339,8 @@ def _settle_excess(ev: Evidence, floor_ms: float, share: float) -> str | None:
         if excess > max(floor_ms, share * typical):
             return (f"the device was still busy after the candidate's calls had ended on the calling stream: "
                     f"{excess * 1e3:.1f} us more than after the eager reference's at the median, while a call is measured "
-                    f"at {typical * 1e3:.1f} us; work left on another stream or thread runs outside the timed interval "
-                    "(its time is counted in the call's). Do all of forward's work on the calling stream, or have that "
-                    "stream wait for it before returning")
+                    f"at {typical * 1e3:.1f} us; work left on another stream or thread runs outside the timed interval. "
+                    "Do all of forward's work on the calling stream, or have that stream wait for it before returning")
     return None
 
 

@@ -138,19 +138,11 @@ class Evidence:
 
     def steady_rounds(self, who: str, phase: str = STEADY) -> dict[int, list[float]]:
         """One side's samples of a burst measure (the steady state, or the device time) by round, the
-        warm-up round left out. Work a round's calls left on the device past their end events (the
-        median of their drains beyond the host's own share, callsite.c `floor`) counts in each of its
-        samples: such work is time the call takes, whichever stream it ran on."""
+        warm-up round left out."""
         rounds: dict[int, list[float]] = {}
-        left: dict[int, list[float]] = {}
         for c in self.calls:
             if c.who == who and c.phase == phase and c.burst and c.burst[0] > 0 and c.ms is not None:
                 rounds.setdefault(c.burst[0], []).append(c.ms)
-                if (settle := (c.timing or {}).get("settle_ms")) is not None:
-                    left.setdefault(c.burst[0], []).append(settle)
-        for number, samples in rounds.items():
-            extra = max(0.0, statistics.median(left[number])) if left.get(number) else 0.0
-            rounds[number] = [ms + extra for ms in samples]
         return rounds
 
     def steady_samples(self, who: str, phase: str = STEADY) -> list[float]:

@@ -140,8 +140,7 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
                    f"shuffled order, each side in its own process; {device}"
                    f"{'; the device held before each call until the host has issued all of it' if ev.device == 'cuda' else ''}"
                    "; inputs uploaded and the cache flushed between calls outside the interval; one device-wide "
-                   "synchronize per burst, after which no work may be left (check no_hidden_work); work a call left "
-                   "on the device past its end counted in its time; median; 95% "
+                   "synchronize per burst, after which no work may be left (check no_hidden_work); median; 95% "
                    "intervals by a paired bootstrap over rounds"),
         **measured,
         "rounds": steady.get("rounds"),
@@ -160,7 +159,7 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
         "gate_forced_calls": {who: n for who in (CANDIDATE, *ev.baselines)
                               if (n := sum(b.get("gate_forced", 0) for b in ev.bursts if b["who"] == who))},
         # Each call's gap from its end to the device drained, less the host's own share (the same gap after
-        # a write of the harness's), median per side, µs: counted in the side's time (check no_hidden_work).
+        # a write of the harness's), median per side, µs (check no_hidden_work).
         "settle_us": {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines)
                       if (gaps := [c.timing["settle_ms"] for c in ev.calls if c.who == who and c.phase == STEADY
                                    and (c.timing or {}).get("settle_ms") is not None])},

@@ -1,8 +1,6 @@
 """The registry decides: integrity before faults before correctness, and every check that ran
 is reported."""
 
-import pytest
-
 from evaluation.harness import checks
 from evaluation.harness.evidence import CANDIDATE, TIMED, TRIAL, Call, Evidence, Fault
 
@@ -205,8 +203,7 @@ def test_work_left_past_each_calls_end_is_rejected():
 
     assert not hidden.passed and "after the candidate's calls had ended" in hidden.detail
     assert checks.no_hidden_work(evidence(0.0065)).passed
-    # Less than the rejection's share of a call: flagged, and counted in each call's time.
+    # Less than the rejection's share of a call: flagged.
     small = evidence(0.008)
     assert checks.no_hidden_work(small).passed and "after the candidate's calls had ended" in checks.hidden_work(small)
-    assert small.steady_rounds(CANDIDATE)[1] == pytest.approx([0.001 + 0.008] * 13)
     assert checks.hidden_work(evidence(0.0065)) is None
