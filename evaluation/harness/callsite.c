@@ -1075,17 +1075,19 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         if (S.cuda) {
             /* The device drained before anything of the harness's is queued behind the call: `settled`,
              * recorded on the idle device, is as late after `end` as the host's wake-up, unless the call
-             * left work on another stream or thread (no_hidden_work compares this gap with the eager
-             * reference's). */
+             * left work on another stream or thread (no_hidden_work compares this gap, less the floor
+             * below, with the eager reference's). */
             CUresult r = drain();
             error_after_sync(r, &error);
             if (r == 0 && !cu_ok(cu.eventRecord(call->settled, NULL), "cuEventRecord")) goto fault;
             /* The host's own share of that gap, this process's and this moment's: the same drain after a
-             * write of the harness's own, long enough that the host is waiting when it ends. */
+             * write of the harness's own, long enough that the host is waiting when it ends. The GIL stays
+             * held through it: a thread of the candidate's that launched work here would lengthen the
+             * floor and so hide as much of its calls' leftover work. */
             if (r == 0 && (!cu_ok(cu.memsetD8Async(S.burst_flush, ++S.flush_value, FLOOR_BYTES, NULL), "cuMemsetD8Async")
                            || !cu_ok(cu.eventRecord(call->floor_end, NULL), "cuEventRecord"))) goto fault;
             if (r == 0) {
-                r = drain();
+                r = cu.ctxSynchronize();
                 error_after_sync(r, &error);
                 if (r == 0 && !cu_ok(cu.eventRecord(call->floor_settled, NULL), "cuEventRecord")) goto fault;
             }
