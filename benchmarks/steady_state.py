@@ -51,6 +51,7 @@ def harness(problem: Path, candidate: Path, state: Path) -> dict:
         "steady_eager_ms": ((steady.get("baselines") or {}).get("eager") or {}).get("median_ms"),
         "rounds": steady.get("rounds"), "stopped_by": steady.get("stopped_by"), "leftover_us": steady.get("leftover_us"),
         "ungated": steady.get("ungated"), "headline": timing.get("headline"),
+        "settle_us": steady.get("settle_us"), "device_settle_us": device.get("settle_us"),
         "device": (device.get("speedups") or {}).get("eager"),
         "device_interval": (device.get("speedup_intervals") or {}).get("eager"),
         "device_candidate_ms": (device.get("candidate") or {}).get("median_ms"),
@@ -86,7 +87,11 @@ def _time_side(model, inputs) -> dict:
         for _ in range(3):
             model(*inputs)
         torch.cuda.synchronize()
-        result["do_bench_ms"] = triton.testing.do_bench(lambda: model(*inputs), warmup=100, rep=500, return_mode="median")
+        # Three times in the process: on host-bound calls do_bench does not agree with itself (RESULTS, harness 10).
+        runs = [triton.testing.do_bench(lambda: model(*inputs), warmup=100, rep=300, return_mode="median") for _ in range(3)]
+        result["do_bench_runs"] = runs
+        result["do_bench_ms"] = statistics.median(runs)
+        result["do_bench_spread"] = (max(runs) - min(runs)) / statistics.median(runs)
         try:
             graph = baselines.CudaGraphCall(model, inputs)  # captured as the harness's cudagraph baseline is
             result["graph_ms"] = triton.testing.do_bench(graph.replay, warmup=100, rep=500, return_mode="median")
@@ -138,14 +143,9 @@ def command_compare(state: Path, tasks: list[str], budget_s: float, runs_file: s
             record["steady_over_do_bench"] = record["steady"] / record["do_bench_speedup"]
         if record.get("device") and record.get("graph_speedup"):
             record["device_over_graph"] = record["device"] / record["graph_speedup"]
-        if record.get("steady_over_do_bench") and abs(record["steady_over_do_bench"] - 1) > 0.05:
-            # Where the two part: does do_bench agree with itself, in a process of its own?
-            again = peer(problem, candidate)
-            record["do_bench_again"] = again
-            a, b = (again.get("reference") or {}).get("do_bench_ms"), (again.get("candidate") or {}).get("do_bench_ms")
-            if a and b:
-                record["do_bench_again_speedup"] = a / b
-                record["do_bench_self"] = record["do_bench_speedup"] / record["do_bench_again_speedup"]
+        spreads = [side.get("do_bench_spread") for side in (reference, ours)]
+        if all(s is not None for s in spreads):
+            record["do_bench_spread"] = max(spreads)
         cuda_l1.append(out, record)
         print(key, record["status"], record.get("steady"), record.get("do_bench_speedup"), record.get("steady_over_do_bench"),
               record.get("device"), record.get("graph_speedup"), record.get("device_over_graph"), record.get("wall_s"), flush=True)
@@ -182,11 +182,12 @@ def command_report(state: Path) -> None:
               f"{fmt(ratio)} | {fmt(r.get('device'))} | {fmt(r.get('graph_speedup'))} | {fmt(device_ratio)} | "
               f"{fmt(r.get('latency'))} | {r.get('steady_candidate_ms') or 0:.4f} | "
               f"{r.get('steady_eager_ms') or 0:.4f} / {eager_do_bench or 0:.4f} | {fmt(r.get('wall_s'))} |")
-    # Entries where do_bench, run twice, disagreed with itself by more than 5%: no figure can match both.
-    unsteady = [r for r in compared if r.get("do_bench_self") and abs(r["do_bench_self"] - 1) > 0.05]
+    # Entries where do_bench's three runs of one side, in one process, spread by more than 5%: no figure
+    # can be within 5% of all of them.
+    unsteady = [r for r in compared if (r.get("do_bench_spread") or 0) > 0.05]
     if unsteady:
-        print("\ndo_bench against itself (a second process), where steady and do_bench parted by more than 5%: "
-              + ", ".join(f"{r['key']} {r['do_bench_speedup']:.2f} then {r['do_bench_again_speedup']:.2f}" for r in unsteady))
+        print("\ndo_bench against itself (three runs a side, one process), spread over 5%: "
+              + ", ".join(f"{r['key']} {r['do_bench_spread']:.0%}" for r in unsteady))
         settled = [r["steady_over_do_bench"] for r in compared if r.get("steady_over_do_bench") and r not in unsteady]
         print(f"steady/do_bench where do_bench repeats itself within 5%: "
               f"{sum(1 for x in settled if abs(x - 1) <= 0.05)} of {len(settled)} within 5%")

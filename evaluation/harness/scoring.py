@@ -180,6 +180,10 @@ def _device_time(ev: Evidence, plan) -> dict | None:
                    "each replay; median; 95% intervals by a paired bootstrap over rounds"),
         **(measured or {}),
         "unavailable": unavailable,
+        # As the steady state's (check no_hidden_work uses these as its control), µs.
+        "settle_us": {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines)
+                      if (gaps := [c.timing["settle_ms"] for c in ev.calls if c.who == who and c.phase == DEVICE
+                                   and (c.timing or {}).get("settle_ms") is not None])},
         "rounds": state.get("rounds"),
         "stopped_by": state.get("stopped_by"),
         "converged": state.get("stopped_by") == "interval",
