@@ -207,24 +207,3 @@ def test_work_left_past_each_calls_end_is_rejected():
     small = evidence(0.008)
     assert checks.no_hidden_work(small).passed and "after the candidate's calls had ended" in checks.hidden_work(small)
     assert checks.hidden_work(evidence(0.0065)) is None
-
-
-def test_a_drain_its_own_graph_replays_share_is_not_hidden_work():
-    """The control: the candidate's call drains late, and so do the replays of its captured call (no
-    code of the candidate's runs in them, nothing can be left behind): the shape of its kernels, not
-    work on a side stream. A control longer than its cap masks no more than the cap."""
-    def evidence(steady_settle_ms, device_settle_ms):
-        ev = _bursts_evidence(0.007, call_ms=0.0156)
-        for phase, settle_ms in (("steady", steady_settle_ms), ("device", device_settle_ms)):
-            for index in range(12):
-                ev.calls.append(Call("eager", phase, 100 + index, {"ok": True}, 1.0,
-                                     timing={"ms": 0.09, "settle_ms": 0.0014}, burst=(1, index)))
-                ev.calls.append(Call(CANDIDATE, phase, 200 + index, {"ok": True}, 1.0,
-                                     timing={"ms": 0.0156, "settle_ms": settle_ms}, burst=(1, index)))
-        return ev
-
-    assert not checks.no_hidden_work(evidence(0.0068, 0.0014)).passed
-    shared = checks.no_hidden_work(evidence(0.0068, 0.0068))
-    assert shared.passed, shared.detail
-    beyond_cap = checks.no_hidden_work(evidence(0.0204, 0.0204))
-    assert not beyond_cap.passed and "as after the replays of its captured call" in beyond_cap.detail
