@@ -40,8 +40,9 @@ def configure(state: Path) -> None:
         ARENA_BASELINES_GPU="eager",
         ARENA_BASELINE_CACHE_DIR=str(state / "baselines"),
         ARENA_HARNESS_PLAN=json.dumps(BATCH_PLAN),
-        ARENA_HARNESS_LIMITS=json.dumps({**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE,
-                                         "device_lock_path": str(state / "gpu.lock")}),
+        ARENA_HARNESS_LIMITS=json.dumps(
+            {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(state / "gpu.lock")}
+        ),
     )
 
 
@@ -65,8 +66,9 @@ def command_run(state: Path, keys: list[str], timeout_s: float) -> None:
     for name in keys:
         entry = entries[name]
         problem, _ = import_kernelbench_problem(level=entry.level, task=entry.task, source=entry.ref_code)
-        candidate, _ = import_candidate(problem=problem, code=entry.custom_code, origin_label="cuda-l1", arch="h100",
-                                        claims=entry.claims)
+        candidate, _ = import_candidate(
+            problem=problem, code=entry.custom_code, origin_label="cuda-l1", arch="h100", claims=entry.claims
+        )
         candidates[name] = candidate
     print(f"imported {len(candidates)} candidates; waiting for their evaluations", flush=True)
     results = state / "actor.jsonl"
@@ -79,19 +81,30 @@ def command_run(state: Path, keys: list[str], timeout_s: float) -> None:
             reported.add(name)
             evaluation = evaluations[0]
             verdict = evaluation.verdict or {}
-            record = {"key": name, "arch": evaluation.arch, "evaluations": len(evaluations), "attempts": evaluation.attempts,
-                      "status": evaluation.status, "reason": (evaluation.reason or verdict.get("reason", ""))[:400],
-                      "failed_check": failed_check(verdict),
-                      "speedups": (verdict.get("timing") or {}).get("speedups"), "harness_s": evaluation.harness_seconds,
-                      "flags": verdict.get("flags", []), "worker": evaluation.worker}
+            record = {
+                "key": name,
+                "arch": evaluation.arch,
+                "evaluations": len(evaluations),
+                "attempts": evaluation.attempts,
+                "status": evaluation.status,
+                "reason": (evaluation.reason or verdict.get("reason", ""))[:400],
+                "failed_check": failed_check(verdict),
+                "speedups": (verdict.get("timing") or {}).get("speedups"),
+                "harness_s": evaluation.harness_seconds,
+                "flags": verdict.get("flags", []),
+                "worker": evaluation.worker,
+            }
             with results.open("a") as handle:
                 handle.write(json.dumps(record) + "\n")
             print(f"actor {name:6s} {record['status']:9s} {record['failed_check'] or ''} {record['speedups']}", flush=True)
         time.sleep(2)
     stop_embedded_worker()
     missing = sorted(set(candidates) - reported)
-    print(f"{len(reported)} of {len(candidates)} evaluated in {time.monotonic() - began:.0f} s"
-          + (f"; still pending: {', '.join(missing)}" if missing else ""), flush=True)
+    print(
+        f"{len(reported)} of {len(candidates)} evaluated in {time.monotonic() - began:.0f} s"
+        + (f"; still pending: {', '.join(missing)}" if missing else ""),
+        flush=True,
+    )
 
 
 def command_compare(state: Path) -> None:
@@ -110,10 +123,14 @@ def command_compare(state: Path) -> None:
         same += match
         speed = [((r.get("speedups") or {}).get("eager")) for r in (record, other)]
         shown = " / ".join("-" if s is None else f"{s:.2f}" for s in speed)
-        print(f"| {name} | {record['status']} | {other['status']} | {'yes' if match else 'NO'} | "
-              f"{'yes' if record.get('failed_check') == other.get('failed_check') else 'no'} | {shown} |")
-    print(f"\n{same} of {both} candidates measured both ways have the same status; "
-          f"every candidate has {set(r['evaluations'] for r in actor.values())} evaluation(s).")
+        print(
+            f"| {name} | {record['status']} | {other['status']} | {'yes' if match else 'NO'} | "
+            f"{'yes' if record.get('failed_check') == other.get('failed_check') else 'no'} | {shown} |"
+        )
+    print(
+        f"\n{same} of {both} candidates measured both ways have the same status; "
+        f"every candidate has {set(r['evaluations'] for r in actor.values())} evaluation(s)."
+    )
 
 
 def main() -> None:

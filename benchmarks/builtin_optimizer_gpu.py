@@ -63,13 +63,22 @@ def write_problem(row: dict, out: Path, *, rounds: int, everything: bool, timeou
     source = row["ref_code"]
     (folder / "problem.py").write_text(source)
     profile = analyse_problem(source, timeout_s=timeout_s)
-    entry = {"level": row["level_id"], "task": row["task_id"], "folder": folder.name, "analysis_ok": profile.ok,
-             "analysis_error": profile.error, "candidates": []}
+    entry = {
+        "level": row["level_id"],
+        "task": row["task_id"],
+        "folder": folder.name,
+        "analysis_ok": profile.ok,
+        "analysis_error": profile.error,
+        "candidates": [],
+    }
     history: list[PriorCandidate] = []
     first = plan(profile, history)
     if first.roof is not None:
-        entry.update(speed_of_light_us=first.roof.speed_of_light_s * 1e6, eager_estimate_us=first.roof.eager_estimate_s * 1e6,
-                     launches=first.roof.launches)
+        entry.update(
+            speed_of_light_us=first.roof.speed_of_light_s * 1e6,
+            eager_estimate_us=first.roof.eager_estimate_s * 1e6,
+            launches=first.roof.launches,
+        )
     if everything:
         chosen = [a for a in first.ranked if a.applicable]
     else:
@@ -84,8 +93,9 @@ def write_problem(row: dict, out: Path, *, rounds: int, everything: bool, timeou
         key = assessment.transformation.key
         name = f"{index:02d}-{key}.py"
         (folder / name).write_text(candidate_code(assessment.transformation, source, profile))
-        entry["candidates"].append({"file": name, "transformation": key, "estimated_saving_us": assessment.saving_s * 1e6,
-                                    "why": assessment.why})
+        entry["candidates"].append(
+            {"file": name, "transformation": key, "estimated_saving_us": assessment.saving_s * 1e6, "why": assessment.why}
+        )
     (folder / "answer.md").write_text(BuiltinBackend.answer(source, profile, first))
     return entry
 
@@ -122,14 +132,29 @@ def verify_batch(out: Path, budget_s: float, parallel: int, device_lock: Path) -
                     return
                 entry, candidate = todo.pop(0)
             folder = out / entry["folder"]
-            verdict, wall, log = verify_files(folder / "problem.py", folder / candidate["file"], baselines=BATCH_BASELINES,
-                                              device_lock=device_lock, baseline_cache=out / "baselines", timeout=900)
+            verdict, wall, log = verify_files(
+                folder / "problem.py",
+                folder / candidate["file"],
+                baselines=BATCH_BASELINES,
+                device_lock=device_lock,
+                baseline_cache=out / "baselines",
+                timeout=900,
+            )
             verdict = verdict or {"status": "harness-failure", "reason": log[-600:]}
-            record = {"key": f"{entry['folder']}/{candidate['file']}", "level": entry["level"], "task": entry["task"],
-                      "transformation": candidate["transformation"], "wall_s": round(wall, 1), "status": verdict["status"],
-                      "reason": verdict.get("reason", "")[:600], "speedups": (verdict.get("timing") or {}).get("speedups"),
-                      "flags": verdict.get("flags", []), "tier": (verdict.get("correctness") or {}).get("precision_tier"),
-                      "cost": verdict.get("cost"), "env": verdict.get("env")}
+            record = {
+                "key": f"{entry['folder']}/{candidate['file']}",
+                "level": entry["level"],
+                "task": entry["task"],
+                "transformation": candidate["transformation"],
+                "wall_s": round(wall, 1),
+                "status": verdict["status"],
+                "reason": verdict.get("reason", "")[:600],
+                "speedups": (verdict.get("timing") or {}).get("speedups"),
+                "flags": verdict.get("flags", []),
+                "tier": (verdict.get("correctness") or {}).get("precision_tier"),
+                "cost": verdict.get("cost"),
+                "env": verdict.get("env"),
+            }
             append(results, record)
             print(f"builtin {record['key']:48s} {record['status']:9s} {wall:6.1f}s {record['speedups']}", flush=True)
 
@@ -156,8 +181,10 @@ def report(out: Path, release: Path) -> None:
     by_level = defaultdict(list)
     for record in results.values():
         by_level[record["level"]].append(record)
-    print("| level | problems | verified | over eager: mean / median / geomean | over torch.compile: mean / median / "
-          "geomean | CUDA-L1 published over eager, same tasks | CUDA-L1 published over torch.compile, same tasks |")
+    print(
+        "| level | problems | verified | over eager: mean / median / geomean | over torch.compile: mean / median / "
+        "geomean | CUDA-L1 published over eager, same tasks | CUDA-L1 published over torch.compile, same tasks |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for level in sorted(by_level):
         records = by_level[level]
@@ -165,9 +192,11 @@ def report(out: Path, release: Path) -> None:
         eager = [r["speedups"]["eager"] for r in verified if r["speedups"].get("eager")]
         compiled = [r["speedups"]["compile"] for r in verified if r["speedups"].get("compile")]
         claims = [published.get((level, r["task"]), {}) for r in records]
-        print(f"| {level} | {len(records)} | {len(verified)} ({100 * len(verified) / len(records):.0f}%) | {_stats(eager)} | "
-              f"{_stats(compiled)} | {_stats([c['score_default'] for c in claims if c.get('score_default')])} | "
-              f"{_stats([c['score_torch_compile_default'] for c in claims if c.get('score_torch_compile_default')])} |")
+        print(
+            f"| {level} | {len(records)} | {len(verified)} ({100 * len(verified) / len(records):.0f}%) | {_stats(eager)} | "
+            f"{_stats(compiled)} | {_stats([c['score_default'] for c in claims if c.get('score_default')])} | "
+            f"{_stats([c['score_torch_compile_default'] for c in claims if c.get('score_torch_compile_default')])} |"
+        )
     print("\nNot verified:\n")
     for record in sorted(results.values(), key=lambda r: r["key"]):
         if record["status"] != "verified":
@@ -189,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", action="store_true", help="print the tables of the verdicts in --out")
     parser.add_argument("--budget-s", type=float, default=1800)
     parser.add_argument("--parallel", type=int, default=2)
-    parser.add_argument("--device-lock", type=Path, help="the lock file shared with other batches on this GPU "
-                        "(default: gpu.lock in --out)")
+    parser.add_argument(
+        "--device-lock", type=Path, help="the lock file shared with other batches on this GPU (default: gpu.lock in --out)"
+    )
     args = parser.parse_args(argv)
     if args.verify:
         verify_batch(args.out.resolve(), args.budget_s, args.parallel, (args.device_lock or args.out / "gpu.lock").resolve())

@@ -20,24 +20,61 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 import harness_cuda_l1 as cuda_l1  # noqa: E402  (after the path is set)
 
-PLAN = {"trials": 1, "inputs_per_trial": 2, "warmup_rounds": 3, "min_samples": 40, "max_samples": 60, "target_ci": 0.005,
-        "timing_budget_s": 4.0, "timed_checks": 1, "profile": False, "shape_check": False, "speed_of_light": False}
+PLAN = {
+    "trials": 1,
+    "inputs_per_trial": 2,
+    "warmup_rounds": 3,
+    "min_samples": 40,
+    "max_samples": 60,
+    "target_ci": 0.005,
+    "timing_budget_s": 4.0,
+    "timed_checks": 1,
+    "profile": False,
+    "shape_check": False,
+    "speed_of_light": False,
+}
 
 
 def verify(root: Path, problem: Path, candidate: Path, device: str) -> dict:
     began = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "evaluation.harness", "verify", "--problem", str(problem), "--candidate",
-                           str(candidate), "--device", device, "--baselines", "eager", "--json", "--plan", json.dumps(PLAN)],
-                          cwd=root, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evaluation.harness",
+            "verify",
+            "--problem",
+            str(problem),
+            "--candidate",
+            str(candidate),
+            "--device",
+            device,
+            "--baselines",
+            "eager",
+            "--json",
+            "--plan",
+            json.dumps(PLAN),
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     try:
         verdict = json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         return {"status": "harness-failure", "reason": done.stderr[-500:], "wall_s": time.monotonic() - began}
     timing = verdict.get("timing") or {}
-    return {"status": verdict["status"], "reason": verdict["reason"][:200], "wall_s": round(time.monotonic() - began, 1),
-            "speedup": (timing.get("speedups") or {}).get("eager"), "candidate_ms": (timing.get("candidate") or {}).get("median_ms"),
-            "eager_ms": ((timing.get("baselines") or {}).get("eager") or {}).get("median_ms"), "host_ms": timing.get("host_ms"),
-            "harness_version": verdict.get("harness_version")}
+    return {
+        "status": verdict["status"],
+        "reason": verdict["reason"][:200],
+        "wall_s": round(time.monotonic() - began, 1),
+        "speedup": (timing.get("speedups") or {}).get("eager"),
+        "candidate_ms": (timing.get("candidate") or {}).get("median_ms"),
+        "eager_ms": ((timing.get("baselines") or {}).get("eager") or {}).get("median_ms"),
+        "host_ms": timing.get("host_ms"),
+        "harness_version": verdict.get("harness_version"),
+    }
 
 
 def main() -> None:
@@ -58,7 +95,12 @@ def main() -> None:
                 problem, candidate = cuda_l1.write_sources(Path(folder), rows[task])
                 order = roots if round_number % 2 == 0 else list(reversed(roots))
                 for root in order:
-                    record = {"task": task, "root": str(root), "round": round_number, **verify(root, problem, candidate, args.device)}
+                    record = {
+                        "task": task,
+                        "root": str(root),
+                        "round": round_number,
+                        **verify(root, problem, candidate, args.device),
+                    }
                     print(json.dumps(record), flush=True)
                     with out.open("a") as handle:
                         handle.write(json.dumps(record) + "\n")

@@ -38,8 +38,16 @@ BUILD_CACHE = "/tmp/kernel-court-build-cache"
 BUILDING = "building"  # a file in the state folder while `build` runs
 ALL_BASELINES = "eager,compile,compile-ro,cudagraph"
 # Sized for 227 candidates inside a few device hours' minutes; the defaults are for the platform.
-BATCH_PLAN = {"trials": 2, "inputs_per_trial": 2, "warmup_rounds": 2, "min_samples": 15, "max_samples": 40,
-              "target_ci": 0.01, "timing_budget_s": 2.0, "timed_checks": 2}
+BATCH_PLAN = {
+    "trials": 2,
+    "inputs_per_trial": 2,
+    "warmup_rounds": 2,
+    "min_samples": 15,
+    "max_samples": 40,
+    "target_ci": 0.01,
+    "timing_budget_s": 2.0,
+    "timed_checks": 2,
+}
 BATCH_LIMITS = {"call_time_s": 120, "build_time_s": 300, "wall_time_s": 420}
 SAMPLE_PER_LEVEL = {1: 10, 2: 10, 3: 10}
 
@@ -81,8 +89,9 @@ def append(path: Path, record: dict) -> None:
 def run_cli(args: list[str], timeout: float) -> tuple[dict | None, float, str]:
     began = time.monotonic()
     try:
-        done = subprocess.run([sys.executable, "-m", "evaluation.harness", *args], cwd=REPO, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluation.harness", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return None, time.monotonic() - began, "the CLI itself exceeded its timeout"
     wall = time.monotonic() - began
@@ -99,19 +108,52 @@ def write_sources(folder: Path, row: dict) -> tuple[Path, Path]:
     return problem, candidate
 
 
-def verify_files(problem: Path, candidate: Path, *, baselines: str, device_lock: Path, baseline_cache: Path,
-                 plan: dict | None = None, timeout: float = 480) -> tuple[dict | None, float, str]:
+def verify_files(
+    problem: Path,
+    candidate: Path,
+    *,
+    baselines: str,
+    device_lock: Path,
+    baseline_cache: Path,
+    plan: dict | None = None,
+    timeout: float = 480,
+) -> tuple[dict | None, float, str]:
     """One CUDA verification through the CLI with the batch's plan and limits, on the shared device lock."""
     limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(device_lock)}
-    return run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
-                    "--baselines", baselines, "--json", "--plan", json.dumps(BATCH_PLAN if plan is None else plan),
-                    "--limits", json.dumps(limits), "--baseline-cache", str(baseline_cache)], timeout)
+    return run_cli(
+        [
+            "verify",
+            "--problem",
+            str(problem),
+            "--candidate",
+            str(candidate),
+            "--device",
+            "cuda",
+            "--baselines",
+            baselines,
+            "--json",
+            "--plan",
+            json.dumps(BATCH_PLAN if plan is None else plan),
+            "--limits",
+            json.dumps(limits),
+            "--baseline-cache",
+            str(baseline_cache),
+        ],
+        timeout,
+    )
 
 
 def verify_row(row: dict, folder: Path, state: Path, *, baselines: str, plan: dict | None = None, timeout: float = 480):
     problem, candidate = write_sources(folder, row)
-    verdict, wall, log = verify_files(problem, candidate, baselines=baselines, device_lock=state / "gpu.lock",
-                                      baseline_cache=state / "baselines", plan=plan, timeout=timeout)
+    verdict, wall, log = verify_files(
+        problem,
+        candidate,
+        baselines=baselines,
+        device_lock=state / "gpu.lock",
+        baseline_cache=state / "baselines",
+        plan=plan,
+        timeout=timeout,
+    )
     return summarize(row, verdict, wall, log, baselines)
 
 
@@ -121,8 +163,15 @@ def failed_check(verdict: dict) -> str | None:
 
 
 def summarize(row: dict, verdict: dict | None, wall: float, log: str, baselines: str) -> dict:
-    record = {"key": key(row), "level": row["level_id"], "task": row["task_id"], "score_default": row["score_default"],
-              "baselines": baselines, "wall_s": round(wall, 2), "placeholder_code": row["custom_code"] == "None"}
+    record = {
+        "key": key(row),
+        "level": row["level_id"],
+        "task": row["task_id"],
+        "score_default": row["score_default"],
+        "baselines": baselines,
+        "wall_s": round(wall, 2),
+        "placeholder_code": row["custom_code"] == "None",
+    }
     if verdict is None:
         record.update(status="harness-failure", reason=log[-600:])
         return record
@@ -130,12 +179,20 @@ def summarize(row: dict, verdict: dict | None, wall: float, log: str, baselines:
     timing = verdict.get("timing") or {}
     correctness = verdict.get("correctness") or {}
     record.update(
-        status=verdict["status"], reason=verdict["reason"][:600], failed_check=failed, flags=verdict.get("flags", []),
-        speedups=timing.get("speedups"), candidate=timing.get("candidate"), baselines_measured=timing.get("baselines"),
+        status=verdict["status"],
+        reason=verdict["reason"][:600],
+        failed_check=failed,
+        flags=verdict.get("flags", []),
+        speedups=timing.get("speedups"),
+        candidate=timing.get("candidate"),
+        baselines_measured=timing.get("baselines"),
         host_ms=timing.get("host_ms"),
-        sol=(timing.get("speed_of_light") or {}).get("floor_ms"), tier=correctness.get("precision_tier"),
-        max_rel_error=correctness.get("max_rel_error"), checked_calls=correctness.get("checked_calls"),
-        shape_check=(correctness.get("shape_check") or {}).get("status"), language=(verdict.get("static") or {}).get("language"),
+        sol=(timing.get("speed_of_light") or {}).get("floor_ms"),
+        tier=correctness.get("precision_tier"),
+        max_rel_error=correctness.get("max_rel_error"),
+        checked_calls=correctness.get("checked_calls"),
+        shape_check=(correctness.get("shape_check") or {}).get("status"),
+        language=(verdict.get("static") or {}).get("language"),
         kernels=[k["name"][:80] for k in (verdict.get("kernels") or {}).get("candidate", [])[:5]],
         env={k: (verdict.get("env") or {}).get(k) for k in ("gpu", "driver", "cuda", "torch", "triton", "compute_capability")},
         cost=verdict.get("cost"),
@@ -147,27 +204,55 @@ def command_smoke(state: Path) -> None:
     """The CUDA path on test candidates and on CUDA-L1 entries named in the data's README."""
     results = state / "smoke.jsonl"
     tests = REPO / "tests" / "harness"
-    cases = [("matmul", "gpu_honest_triton_matmul", ALL_BASELINES), ("matmul", "gpu_side_stream", "eager"),
-             ("matmul", "gpu_illegal_address", "eager"), ("matmul", "hack_lazy_tensor", "eager"),
-             ("matmul", "hack_background_thread", "eager"), ("matmul", "hack_timing_aware", "eager")]
+    cases = [
+        ("matmul", "gpu_honest_triton_matmul", ALL_BASELINES),
+        ("matmul", "gpu_side_stream", "eager"),
+        ("matmul", "gpu_illegal_address", "eager"),
+        ("matmul", "hack_lazy_tensor", "eager"),
+        ("matmul", "hack_background_thread", "eager"),
+        ("matmul", "hack_timing_aware", "eager"),
+    ]
     for problem, candidate, baselines in cases:
         limits = {"build_cache_dir": BUILD_CACHE, "call_time_s": 60}
         plan = {**BATCH_PLAN, "trials": 2, "min_samples": 10}
-        verdict, wall, log = run_cli(["verify", "--problem", str(tests / "problems" / f"{problem}.py"),
-                                      "--candidate", str(tests / "candidates" / f"{candidate}.py"), "--device", "cuda",
-                                      "--baselines", baselines, "--json", "--plan", json.dumps(plan),
-                                      "--limits", json.dumps(limits), "--baseline-cache", str(state / "baselines")], 300)
+        verdict, wall, log = run_cli(
+            [
+                "verify",
+                "--problem",
+                str(tests / "problems" / f"{problem}.py"),
+                "--candidate",
+                str(tests / "candidates" / f"{candidate}.py"),
+                "--device",
+                "cuda",
+                "--baselines",
+                baselines,
+                "--json",
+                "--plan",
+                json.dumps(plan),
+                "--limits",
+                json.dumps(limits),
+                "--baseline-cache",
+                str(state / "baselines"),
+            ],
+            300,
+        )
         record = summarize({"level_id": 0, "task_id": 0, "score_default": None, "custom_code": ""}, verdict, wall, log, baselines)
         record["key"] = candidate
         append(results, record)
-        print(f"smoke {candidate:28s} {record['status']:9s} {wall:6.1f}s {record.get('speedups')} {record['reason'][:150]}", flush=True)
+        print(
+            f"smoke {candidate:28s} {record['status']:9s} {wall:6.1f}s {record.get('speedups')} {record['reason'][:150]}",
+            flush=True,
+        )
     rows = {key(r): r for r in entries()}
     with tempfile.TemporaryDirectory() as folder:
         for name in ("L1T9", "L2T83", "L1T13", "L2T23", "L1T1"):
             record = verify_row(rows[name], Path(folder), state, baselines="eager")
             append(results, {**record, "key": f"smoke-{name}"})
-            print(f"smoke {name:28s} {record['status']:9s} {record['wall_s']:6.1f}s {record.get('speedups')} "
-                  f"{record['reason'][:150]}", flush=True)
+            print(
+                f"smoke {name:28s} {record['status']:9s} {record['wall_s']:6.1f}s {record.get('speedups')} "
+                f"{record['reason'][:150]}",
+                flush=True,
+            )
 
 
 def command_build(state: Path, workers: int, first: tuple = (), only: tuple = ()) -> None:
@@ -175,16 +260,30 @@ def command_build(state: Path, workers: int, first: tuple = (), only: tuple = ()
     cache, `first` first."""
     results = state / "build.jsonl"
     done = {**load_results(results), **load_results(state / "verify.jsonl")}
-    todo = sorted((r for r in entries() if needs_build(r) and key(r) not in done and (not only or key(r) in only)),
-                  key=first_in_order(first))
+    todo = sorted(
+        (r for r in entries() if needs_build(r) and key(r) not in done and (not only or key(r) in only)),
+        key=first_in_order(first),
+    )
     print(f"building {len(todo)} candidates with {workers} workers", flush=True)
     folder = Path(tempfile.mkdtemp())
 
     def build(row):
         problem, candidate = write_sources(folder, row)
         limits = {"build_time_s": 420, "build_cache_dir": BUILD_CACHE}
-        reply, wall, log = run_cli(["build", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
-                                    "--limits", json.dumps(limits)], 480)
+        reply, wall, log = run_cli(
+            [
+                "build",
+                "--problem",
+                str(problem),
+                "--candidate",
+                str(candidate),
+                "--device",
+                "cuda",
+                "--limits",
+                json.dumps(limits),
+            ],
+            480,
+        )
         record = {"key": key(row), "wall_s": round(wall, 1), **(reply or {"built": False, "reason": log[-400:]})}
         append(results, record)
         print(f"built {record['key']:7s} {record.get('built')} {wall:5.1f}s {str(record.get('reason'))[:100]}", flush=True)
@@ -211,8 +310,9 @@ def ran_out_of_memory(record: dict) -> bool:
     return record.get("status") in ("error", "crashed") and "out of memory" in (record.get("reason") or "").lower()
 
 
-def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: bool = False, first: tuple = (),
-                   only: tuple = ()) -> None:
+def command_verify(
+    state: Path, budget_s: float, parallel: int, skip_builds: bool = False, first: tuple = (), only: tuple = ()
+) -> None:
     results = state / "verify.jsonl"
     built = state / "build.jsonl"
     done = load_results(results)
@@ -248,9 +348,12 @@ def command_verify(state: Path, budget_s: float, parallel: int, skip_builds: boo
         record = {**verify_row(row, folder, state, baselines=ALL_BASELINES if key(row) in sample else "eager"), **extra}
         append(results, record)
         speed = (record.get("speedups") or {}).get("eager")
-        print(f"{record['key']:7s} {record['status']:9s} {record['wall_s']:6.1f}s "
-              f"eager {speed if speed is None else round(speed, 2)} published {record['score_default']} "
-              f"{(record.get('failed_check') or '')} {','.join(record.get('flags') or [])}", flush=True)
+        print(
+            f"{record['key']:7s} {record['status']:9s} {record['wall_s']:6.1f}s "
+            f"eager {speed if speed is None else round(speed, 2)} published {record['score_default']} "
+            f"{(record.get('failed_check') or '')} {','.join(record.get('flags') or [])}",
+            flush=True,
+        )
         return record
 
     out_of_memory = []
@@ -292,7 +395,9 @@ def command_repeat(state: Path, plan: dict, only: tuple = ()) -> None:
             for attempt in range(3):
                 record = verify_row(rows[name], Path(folder), state, baselines="eager", plan=plan)
                 append(results, {**record, "key": f"{name}#{attempt}#{label}", "task_key": name, "plan": label})
-                print(f"repeat {name} #{attempt} {record['status']} {record.get('speedups')} {record.get('candidate')}", flush=True)
+                print(
+                    f"repeat {name} #{attempt} {record['status']} {record.get('speedups')} {record.get('candidate')}", flush=True
+                )
 
 
 def command_cost(state: Path) -> None:
@@ -302,9 +407,25 @@ def command_cost(state: Path) -> None:
     with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as cache:
         problem, candidate = write_sources(Path(folder), rows["L1T1"])
         for label in ("cold", "cached", "cached-again"):
-            verdict, wall, log = run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
-                                          "--baselines", ALL_BASELINES, "--json", "--baseline-cache", cache,
-                                          "--limits", json.dumps({"build_cache_dir": BUILD_CACHE})], 600)
+            verdict, wall, log = run_cli(
+                [
+                    "verify",
+                    "--problem",
+                    str(problem),
+                    "--candidate",
+                    str(candidate),
+                    "--device",
+                    "cuda",
+                    "--baselines",
+                    ALL_BASELINES,
+                    "--json",
+                    "--baseline-cache",
+                    cache,
+                    "--limits",
+                    json.dumps({"build_cache_dir": BUILD_CACHE}),
+                ],
+                600,
+            )
             record = summarize(rows["L1T1"], verdict, wall, log, ALL_BASELINES)
             append(results, {**record, "key": f"L1T1-{label}", "plan": "defaults"})
             print(f"cost {label}: {wall:.1f}s {record['status']} {record.get('speedups')}", flush=True)
@@ -323,8 +444,21 @@ def command_placeholders(state: Path) -> None:
         for row in entries():
             if row["custom_code"] == "None" and key(row) not in done:
                 problem, candidate = write_sources(Path(folder), row)
-                verdict, wall, log = run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate),
-                                              "--device", "cpu", "--baselines", "eager", "--json"], 300)
+                verdict, wall, log = run_cli(
+                    [
+                        "verify",
+                        "--problem",
+                        str(problem),
+                        "--candidate",
+                        str(candidate),
+                        "--device",
+                        "cpu",
+                        "--baselines",
+                        "eager",
+                        "--json",
+                    ],
+                    300,
+                )
                 append(results, summarize(row, verdict, wall, log, "eager"))
 
 
@@ -332,17 +466,24 @@ def command_report(state: Path) -> None:
     results = load_results(state / "verify.jsonl")
     rows = entries()
     print(f"{len(results)} of {len(rows)} candidates verified through the CLI\n")
-    print("| level | candidates | run | verified | rejected | incorrect | error | timeout | crashed | median ours/published (verified) |")
+    print(
+        "| level | candidates | run | verified | rejected | incorrect | error | timeout | crashed | median ours/published (verified) |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for level in (1, 2, 3):
         level_rows = [r for r in rows if r["level_id"] == level]
         ran = [results[key(r)] for r in level_rows if key(r) in results]
         counts = Counter(r["status"] for r in ran)
-        ratios = [r["speedups"]["eager"] / r["score_default"] for r in ran
-                  if r["status"] == "verified" and r.get("speedups") and r.get("score_default")]
+        ratios = [
+            r["speedups"]["eager"] / r["score_default"]
+            for r in ran
+            if r["status"] == "verified" and r.get("speedups") and r.get("score_default")
+        ]
         ratio = _median(ratios)
-        print(f"| {level} | {len(level_rows)} | {len(ran)} | {counts['verified']} | {counts['rejected']} | {counts['incorrect']} | "
-              f"{counts['error']} | {counts['timeout']} | {counts['crashed']} | {ratio if ratio is None else f'{ratio:.2f}'} |")
+        print(
+            f"| {level} | {len(level_rows)} | {len(ran)} | {counts['verified']} | {counts['rejected']} | {counts['incorrect']} | "
+            f"{counts['error']} | {counts['timeout']} | {counts['crashed']} | {ratio if ratio is None else f'{ratio:.2f}'} |"
+        )
     print("\nRejected:\n")
     for r in sorted(results.values(), key=lambda r: (r["level"], r["task"])):
         if r["status"] == "rejected":
@@ -364,8 +505,10 @@ def command_report(state: Path) -> None:
             ours = r["speedups"]["eager"]
             ratio = ours / r["score_default"] if r.get("score_default") else None
             mark = " (not reproduced)" if ratio is not None and r["score_default"] > 1.05 and ratio < 0.8 else ""
-            print(f"| L{r['level']} T{r['task']} | {ours:.2f} | {r['score_default']} | "
-                  f"{ratio if ratio is None else f'{ratio:.2f}'}{mark} | {r.get('tier')} | {', '.join(r.get('flags') or [])} |")
+            print(
+                f"| L{r['level']} T{r['task']} | {ours:.2f} | {r['score_default']} | "
+                f"{ratio if ratio is None else f'{ratio:.2f}'}{mark} | {r.get('tier')} | {', '.join(r.get('flags') or [])} |"
+            )
     sampled = [r for r in results.values() if r["baselines"] == ALL_BASELINES and r["status"] == "verified" and r.get("speedups")]
     if sampled:
         print("\nAll four baselines (verified tasks of the 30-task sample): median speedup of the candidate over each\n")
@@ -398,8 +541,9 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=520)
     parser.add_argument("--workers", type=int, default=14)
     parser.add_argument("--parallel", type=int, default=3)
-    parser.add_argument("--first", default="", help="keys to verify before the rest: comma-separated (L1T9,...), "
-                        "or @FILE with one key per line")
+    parser.add_argument(
+        "--first", default="", help="keys to verify before the rest: comma-separated (L1T9,...), or @FILE with one key per line"
+    )
     parser.add_argument("--skip-builds", action="store_true", help="verify only candidates with no load_inline build")
     parser.add_argument("--only", default="", help="verify or repeat only these keys (comma-separated, or @FILE)")
     parser.add_argument("--plan", default="{}", help="repeat: plan fields (JSON) to change from the defaults")

@@ -65,8 +65,9 @@ def probe(row: dict) -> dict:
         for _ in range(5):
             model(*inputs)
         result["host_us"] = [round(host_issue_us(model, inputs), 2) for _ in range(3)]
-        result["do_bench_ms"] = [round(triton.testing.do_bench(lambda: model(*inputs), warmup=50, rep=200,
-                                                                return_mode="median"), 5) for _ in range(2)]
+        result["do_bench_ms"] = [
+            round(triton.testing.do_bench(lambda: model(*inputs), warmup=50, rep=200, return_mode="median"), 5) for _ in range(2)
+        ]
         graph = baselines.CudaGraphCall(model, inputs)
         result["graph_ms"] = round(triton.testing.do_bench(graph.replay, warmup=50, rep=200, return_mode="median"), 5)
         result["host_us_after"] = round(host_issue_us(model, inputs), 2)
@@ -93,8 +94,9 @@ def command_sweep(tasks: list[str], processes: int, pin: list[int]) -> None:
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO)
         for line in done.stdout.splitlines():
             if line.startswith("{"):
-                print(json.dumps({"process": index, "mode": mode, "pinned_cpu": cpu, "load": loads, **json.loads(line)}),
-                      flush=True)
+                print(
+                    json.dumps({"process": index, "mode": mode, "pinned_cpu": cpu, "load": loads, **json.loads(line)}), flush=True
+                )
         if done.returncode:
             print(json.dumps({"process": index, "mode": mode, "error": done.stderr[-600:]}), flush=True)
 
@@ -105,13 +107,17 @@ def summarize(path: Path) -> None:
         mine = [r for r in records if r.get("task") == task and "host_us" in r]
         print(task)
         for r in mine:
-            print(f"  {r['mode']:6} cpu {r['cpu_start']:>3}->{r['cpu_end']:<3} host_us {r['host_us']} -> {r['host_us_after']} "
-                  f"do_bench {r['do_bench_ms']} graph {r['graph_ms']}")
+            print(
+                f"  {r['mode']:6} cpu {r['cpu_start']:>3}->{r['cpu_end']:<3} host_us {r['host_us']} -> {r['host_us_after']} "
+                f"do_bench {r['do_bench_ms']} graph {r['graph_ms']}"
+            )
         hosts = [statistics.median(r["host_us"]) for r in mine]
         benches = [statistics.median(r["do_bench_ms"]) for r in mine]
         if hosts:
-            print(f"  host spread {(max(hosts) - min(hosts)) / statistics.median(hosts):.1%}, "
-                  f"do_bench spread {(max(benches) - min(benches)) / statistics.median(benches):.1%}")
+            print(
+                f"  host spread {(max(hosts) - min(hosts)) / statistics.median(hosts):.1%}, "
+                f"do_bench spread {(max(benches) - min(benches)) / statistics.median(benches):.1%}"
+            )
 
 
 def main() -> None:

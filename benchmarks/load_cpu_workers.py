@@ -56,8 +56,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout-s", type=float, default=5400)
     parser.add_argument("--out", default="var/load.json")
-    parser.add_argument("--harness-plan", default="", help="the workers' ARENA_HARNESS_PLAN (JSON); default: the "
-                        "harness's own plan. The job path is the same either way; a lighter plan only shortens each job.")
+    parser.add_argument(
+        "--harness-plan",
+        default="",
+        help="the workers' ARENA_HARNESS_PLAN (JSON); default: the "
+        "harness's own plan. The job path is the same either way; a lighter plan only shortens each job.",
+    )
     args = parser.parse_args()
 
     _, redis_url = require_services()
@@ -82,10 +86,17 @@ def main() -> None:
 
     log_dir = REPO / "var" / "load"
     log_dir.mkdir(parents=True, exist_ok=True)
-    workers = [start([sys.executable, "manage.py", "arena_worker", "--arch", "cpu"], log_dir / f"worker-{index}.log",
-                     ARENA_ROLE="worker", CUDA_VISIBLE_DEVICES="", ARENA_VAR_DIR=str(log_dir / "var"),
-                     ARENA_HARNESS_PLAN=args.harness_plan or "{}")
-               for index in range(args.workers)]
+    workers = [
+        start(
+            [sys.executable, "manage.py", "arena_worker", "--arch", "cpu"],
+            log_dir / f"worker-{index}.log",
+            ARENA_ROLE="worker",
+            CUDA_VISIBLE_DEVICES="",
+            ARENA_VAR_DIR=str(log_dir / "var"),
+            ARENA_HARNESS_PLAN=args.harness_plan or "{}",
+        )
+        for index in range(args.workers)
+    ]
     try:
         deadline = time.monotonic() + 120
         while GpuWorker.objects.live().filter(arch="cpu").count() < args.workers:
@@ -93,14 +104,20 @@ def main() -> None:
                 sys.exit(f"the workers did not register; see {log_dir}")
             time.sleep(0.5)
 
-        problem = Problem.objects.create(title="Load test: ReLU times three", source=PROBLEM,
-                                         normalized_hash=normalized_source_hash(PROBLEM))
+        problem = Problem.objects.create(
+            title="Load test: ReLU times three", source=PROBLEM, normalized_hash=normalized_source_hash(PROBLEM)
+        )
         began = time.time()
         with transaction.atomic():  # every job is sent at commit: all of them at once
             for index in range(args.candidates):
                 code = CANDIDATE.format(index=index)
-                Candidate.objects.create(problem=problem, code=code, source_hash=source_hash(code),
-                                         origin=Candidate.Origin.PERSON, language=Candidate.Language.PYTORCH)
+                Candidate.objects.create(
+                    problem=problem,
+                    code=code,
+                    source_hash=source_hash(code),
+                    origin=Candidate.Origin.PERSON,
+                    language=Candidate.Language.PYTORCH,
+                )
         enqueued = time.time()
         print(f"{args.candidates} candidates saved and their jobs sent in {enqueued - began:.1f} s", flush=True)
 
@@ -145,7 +162,8 @@ def main() -> None:
         "in_job_overhead_s": summary(in_job),
         "hand_over_s": summary(hand_over) if hand_over else None,
         "overhead_share_of_harness": round(
-            (statistics.median(in_job) + (statistics.median(hand_over) if hand_over else 0)) / statistics.median(harness), 4),
+            (statistics.median(in_job) + (statistics.median(hand_over) if hand_over else 0)) / statistics.median(harness), 4
+        ),
         "jobs_per_worker": {name: len(jobs) for name, jobs in by_worker.items()},
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -36,7 +36,7 @@ def gated_medians(model, inputs, calls: int, flush, read: bool = False) -> float
         if read:  # leaves the L2 holding clean lines, nothing to write back
             flush.view(torch.int32).amax()
         else:
-            flush.fill_(i & 0xff)
+            flush.fill_(i & 0xFF)
         starts[i].record()
         model(*inputs)
         ends[i].record()
@@ -75,9 +75,14 @@ def probe(row: dict, side: str, placements: int, calls: int, flush_mode: str) ->
             pads.append(pad.numel())
             del model, inputs
             # Keep the pad: the next placement's blocks land elsewhere.
-    return {"task": cuda_l1.key(row), "side": side, "flush": flush_mode, "medians_ms": [round(m, 5) for m in medians],
-            "spread": round((max(medians) - min(medians)) / statistics.median(medians), 4),
-            "median_ms": round(statistics.median(medians), 5)}
+    return {
+        "task": cuda_l1.key(row),
+        "side": side,
+        "flush": flush_mode,
+        "medians_ms": [round(m, 5) for m in medians],
+        "spread": round((max(medians) - min(medians)) / statistics.median(medians), 4),
+        "median_ms": round(statistics.median(medians), 5),
+    }
 
 
 def main() -> None:
@@ -86,9 +91,12 @@ def main() -> None:
     parser.add_argument("--side", default="reference", choices=["reference", "candidate"])
     parser.add_argument("--placements", type=int, default=8)
     parser.add_argument("--calls", type=int, default=30)
-    parser.add_argument("--flush", default="zero", choices=["zero", "moving", "read"],
-                        help="the L2 clear: written (as do_bench and the harness), written to a new buffer per placement, "
-                             "or read")
+    parser.add_argument(
+        "--flush",
+        default="zero",
+        choices=["zero", "moving", "read"],
+        help="the L2 clear: written (as do_bench and the harness), written to a new buffer per placement, or read",
+    )
     args = parser.parse_args()
     rows = {cuda_l1.key(r): r for r in cuda_l1.entries()}
     for task in args.tasks.split(","):

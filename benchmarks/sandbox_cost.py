@@ -20,7 +20,7 @@ sys.path.insert(0, str(REPO))
 from evaluation import harness  # noqa: E402  (after the path is set)
 from evaluation.harness import sandbox  # noqa: E402
 
-PROBLEM = '''
+PROBLEM = """
 import torch
 import torch.nn as nn
 
@@ -39,8 +39,8 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
-CANDIDATE = '''
+"""
+CANDIDATE = """
 import torch
 import torch.nn as nn
 
@@ -48,9 +48,18 @@ import torch.nn as nn
 class ModelNew(nn.Module):
     def forward(self, A, B):
         return torch.mm(A, B)
-'''
-PLAN = {"trials": 1, "inputs_per_trial": 1, "warmup_rounds": 1, "min_samples": 10, "max_samples": 10, "timed_checks": 1,
-        "profile": False, "shape_check": False, "speed_of_light": False}
+"""
+PLAN = {
+    "trials": 1,
+    "inputs_per_trial": 1,
+    "warmup_rounds": 1,
+    "min_samples": 10,
+    "max_samples": 10,
+    "timed_checks": 1,
+    "profile": False,
+    "shape_check": False,
+    "speed_of_light": False,
+}
 
 
 def verify(device: str, confined: bool) -> dict:
@@ -63,9 +72,16 @@ def verify(device: str, confined: bool) -> dict:
         wall = time.monotonic() - began
     finally:
         sandbox._confinement = real
-    return {"confined": confined, "status": verdict["status"], "wall_s": wall, "total_s": verdict["cost"].get("total_s"),
-            "sandbox_start_s": verdict["cost"].get("sandbox_start_s"), "steps_s": verdict["cost"].get("steps_s"),
-            "sandbox_confined": verdict.get("sandbox", {}).get("confined"), "reason": verdict["reason"][:300]}
+    return {
+        "confined": confined,
+        "status": verdict["status"],
+        "wall_s": wall,
+        "total_s": verdict["cost"].get("total_s"),
+        "sandbox_start_s": verdict["cost"].get("sandbox_start_s"),
+        "steps_s": verdict["cost"].get("steps_s"),
+        "sandbox_confined": verdict.get("sandbox", {}).get("confined"),
+        "reason": verdict["reason"][:300],
+    }
 
 
 def process_start(confined: bool, rounds: int = 5) -> float:
@@ -94,7 +110,7 @@ def main() -> None:
     verify(args.device, True)  # warm the page cache and the call site's build
     runs = []
     for round_number in range(args.rounds):
-        for confined in ((True, False) if round_number % 2 == 0 else (False, True)):
+        for confined in (True, False) if round_number % 2 == 0 else (False, True):
             runs.append(verify(args.device, confined))
             print(json.dumps(runs[-1]), flush=True)
     summary = {}

@@ -40,9 +40,19 @@ def main() -> None:
     print("host: ld", os.environ.get("LD_LIBRARY_PATH"), "nvidia-smi", shutil.which("nvidia-smi"), "nvcc", shutil.which("nvcc"))
     print("host: dev", sorted(p.name for p in Path("/dev").glob("nvidia*")))
     print("confinement", sandbox.confinement())
-    command = [*sandbox.bwrap_command(sandbox.View("cuda"), tool="bwrap"), "--setenv", "LD_LIBRARY_PATH",
-               os.environ.get("LD_LIBRARY_PATH", ""), "--setenv", "PATH", os.environ.get("PATH", ""),
-               sys.executable, "-I", "-c", PROBE]
+    command = [
+        *sandbox.bwrap_command(sandbox.View("cuda"), tool="bwrap"),
+        "--setenv",
+        "LD_LIBRARY_PATH",
+        os.environ.get("LD_LIBRARY_PATH", ""),
+        "--setenv",
+        "PATH",
+        os.environ.get("PATH", ""),
+        sys.executable,
+        "-I",
+        "-c",
+        PROBE,
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     print("exit", done.returncode)
     print(done.stdout[-4000:])

@@ -15,7 +15,9 @@ def require_services() -> tuple[str, str]:
     """DATABASE_URL (PostgreSQL, a database ending in _load) and REDIS_URL, or exit saying so."""
     database_url, redis_url = os.environ.get("DATABASE_URL", ""), os.environ.get("REDIS_URL", "")
     if not database_url.startswith("postgres") or not redis_url:
-        sys.exit("Set DATABASE_URL (PostgreSQL, a database ending in _load) and REDIS_URL: the benchmark is of the production path.")
+        sys.exit(
+            "Set DATABASE_URL (PostgreSQL, a database ending in _load) and REDIS_URL: the benchmark is of the production path."
+        )
     ensure_database(database_url)
     return database_url, redis_url
 
@@ -39,15 +41,21 @@ def percentile(values: list[float], share: float) -> float:
 
 def summary(values: list[float], *, scale: float = 1.0, digits: int = 3) -> dict:
     """Median, p90, p99, max and mean of `values`, each times `scale` and rounded."""
-    figures = {"median": statistics.median(values), "p90": percentile(values, 0.9), "p99": percentile(values, 0.99),
-               "max": max(values), "mean": statistics.fmean(values)}
+    figures = {
+        "median": statistics.median(values),
+        "p90": percentile(values, 0.9),
+        "p99": percentile(values, 0.99),
+        "max": max(values),
+        "mean": statistics.fmean(values),
+    }
     return {name: round(value * scale, digits) for name, value in figures.items()}
 
 
 def start(command: list[str], log: Path, **env) -> subprocess.Popen:
     """A platform process (manage.py, daphne) in its own session, its output in `log`."""
-    return subprocess.Popen(command, cwd=REPO, env=dict(os.environ, **env), stdout=open(log, "w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    return subprocess.Popen(
+        command, cwd=REPO, env=dict(os.environ, **env), stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
 
 
 def stop(processes: list[subprocess.Popen]) -> None:

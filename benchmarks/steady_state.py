@@ -28,15 +28,42 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import harness_cuda_l1 as cuda_l1  # noqa: E402  (after the path is set)
 
 # Trimmed for a batch: the platform's defaults sample longer.
-PLAN = {"trials": 1, "inputs_per_trial": 2, "warmup_rounds": 2, "min_samples": 10, "max_samples": 30, "timing_budget_s": 2.0,
-        "timed_checks": 1, "steady_budget_s": 8.0, "profile": False, "shape_check": False, "speed_of_light": False}
+PLAN = {
+    "trials": 1,
+    "inputs_per_trial": 2,
+    "warmup_rounds": 2,
+    "min_samples": 10,
+    "max_samples": 30,
+    "timing_budget_s": 2.0,
+    "timed_checks": 1,
+    "steady_budget_s": 8.0,
+    "profile": False,
+    "shape_check": False,
+    "speed_of_light": False,
+}
 LIMITS = {"call_time_s": 120, "build_time_s": 300, "wall_time_s": 420, "build_cache_dir": cuda_l1.BUILD_CACHE}
 
 
 def harness(problem: Path, candidate: Path, state: Path) -> dict:
-    verdict, wall, log = cuda_l1.run_cli(["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", "cuda",
-                                          "--baselines", "eager", "--json", "--plan", json.dumps(PLAN),
-                                          "--limits", json.dumps(LIMITS)], 600)
+    verdict, wall, log = cuda_l1.run_cli(
+        [
+            "verify",
+            "--problem",
+            str(problem),
+            "--candidate",
+            str(candidate),
+            "--device",
+            "cuda",
+            "--baselines",
+            "eager",
+            "--json",
+            "--plan",
+            json.dumps(PLAN),
+            "--limits",
+            json.dumps(LIMITS),
+        ],
+        600,
+    )
     if verdict is None:
         return {"status": "harness-failure", "log": log[-800:], "wall_s": wall}
     timing = verdict.get("timing") or {}
@@ -44,22 +71,31 @@ def harness(problem: Path, candidate: Path, state: Path) -> dict:
     steady, latency = measures.get("steady_state") or {}, measures.get("latency") or {}
     device = measures.get("device_time") or {}
     return {
-        "status": verdict["status"], "reason": verdict["reason"][:200], "wall_s": round(wall, 2),
+        "status": verdict["status"],
+        "reason": verdict["reason"][:200],
+        "wall_s": round(wall, 2),
         "steady": (steady.get("speedups") or {}).get("eager"),
         "steady_interval": (steady.get("speedup_intervals") or {}).get("eager"),
         "steady_candidate_ms": (steady.get("candidate") or {}).get("median_ms"),
         "steady_eager_ms": ((steady.get("baselines") or {}).get("eager") or {}).get("median_ms"),
-        "rounds": steady.get("rounds"), "stopped_by": steady.get("stopped_by"), "leftover_us": steady.get("leftover_us"),
-        "ungated": steady.get("ungated"), "headline": timing.get("headline"),
-        "settle_us": steady.get("settle_us"), "device_settle_us": device.get("settle_us"),
+        "rounds": steady.get("rounds"),
+        "stopped_by": steady.get("stopped_by"),
+        "leftover_us": steady.get("leftover_us"),
+        "ungated": steady.get("ungated"),
+        "headline": timing.get("headline"),
+        "settle_us": steady.get("settle_us"),
+        "device_settle_us": device.get("settle_us"),
         "device": (device.get("speedups") or {}).get("eager"),
         "device_interval": (device.get("speedup_intervals") or {}).get("eager"),
         "device_candidate_ms": (device.get("candidate") or {}).get("median_ms"),
         "device_eager_ms": ((device.get("baselines") or {}).get("eager") or {}).get("median_ms"),
-        "device_unavailable": device.get("unavailable"), "device_stopped_by": device.get("stopped_by"),
+        "device_unavailable": device.get("unavailable"),
+        "device_stopped_by": device.get("stopped_by"),
         "latency": (latency.get("speedups") or {}).get("eager"),
         "latency_candidate_ms": (latency.get("candidate") or {}).get("median_ms"),
-        "gpu": timing.get("gpu"), "cost": verdict.get("cost"), "flags": verdict.get("flags"),
+        "gpu": timing.get("gpu"),
+        "cost": verdict.get("cost"),
+        "flags": verdict.get("flags"),
     }
 
 
@@ -68,8 +104,14 @@ def peer(problem: Path, candidate: Path) -> dict:
     reference first, then the candidate is loaded (so what it changes in torch's global state, TF32
     say, never reaches the reference's measurement)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, __file__, "peer", "--problem", str(problem), "--candidate", str(candidate)],
-                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+    done = subprocess.run(
+        [sys.executable, __file__, "peer", "--problem", str(problem), "--candidate", str(candidate)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=REPO,
+    )
     try:
         return json.loads(done.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -147,8 +189,18 @@ def command_compare(state: Path, tasks: list[str], budget_s: float, runs_file: s
         if all(s is not None for s in spreads):
             record["do_bench_spread"] = max(spreads)
         cuda_l1.append(out, record)
-        print(key, record["status"], record.get("steady"), record.get("do_bench_speedup"), record.get("steady_over_do_bench"),
-              record.get("device"), record.get("graph_speedup"), record.get("device_over_graph"), record.get("wall_s"), flush=True)
+        print(
+            key,
+            record["status"],
+            record.get("steady"),
+            record.get("do_bench_speedup"),
+            record.get("steady_over_do_bench"),
+            record.get("device"),
+            record.get("graph_speedup"),
+            record.get("device_over_graph"),
+            record.get("wall_s"),
+            flush=True,
+        )
 
 
 def command_repeat(state: Path, tasks: list[str], runs: int) -> None:
@@ -164,8 +216,10 @@ def command_repeat(state: Path, tasks: list[str], runs: int) -> None:
 
 def command_report(state: Path) -> None:
     compared = list(cuda_l1.load_results(state / "compare.jsonl").values())
-    print("| task | status | steady | 95% interval | do_bench | steady/do_bench | device | graph | device/graph | latency "
-          "| candidate ms (steady) | eager ms steady / do_bench | wall s |")
+    print(
+        "| task | status | steady | 95% interval | do_bench | steady/do_bench | device | graph | device/graph | latency "
+        "| candidate ms (steady) | eager ms steady / do_bench | wall s |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     ratios, device_ratios = [], []
     fmt = lambda v: f"{v:.3f}" if isinstance(v, (int, float)) else "-"  # noqa: E731
@@ -177,25 +231,33 @@ def command_report(state: Path) -> None:
         if device_ratio:
             device_ratios.append(device_ratio)
         eager_do_bench = ((r.get("do_bench") or {}).get("reference") or {}).get("do_bench_ms")
-        print(f"| {r['key']} | {r['status']} | {fmt(r.get('steady'))} | "
-              f"{'-' if not interval else f'{interval[0]:.3f}-{interval[1]:.3f}'} | {fmt(r.get('do_bench_speedup'))} | "
-              f"{fmt(ratio)} | {fmt(r.get('device'))} | {fmt(r.get('graph_speedup'))} | {fmt(device_ratio)} | "
-              f"{fmt(r.get('latency'))} | {r.get('steady_candidate_ms') or 0:.4f} | "
-              f"{r.get('steady_eager_ms') or 0:.4f} / {eager_do_bench or 0:.4f} | {fmt(r.get('wall_s'))} |")
+        print(
+            f"| {r['key']} | {r['status']} | {fmt(r.get('steady'))} | "
+            f"{'-' if not interval else f'{interval[0]:.3f}-{interval[1]:.3f}'} | {fmt(r.get('do_bench_speedup'))} | "
+            f"{fmt(ratio)} | {fmt(r.get('device'))} | {fmt(r.get('graph_speedup'))} | {fmt(device_ratio)} | "
+            f"{fmt(r.get('latency'))} | {r.get('steady_candidate_ms') or 0:.4f} | "
+            f"{r.get('steady_eager_ms') or 0:.4f} / {eager_do_bench or 0:.4f} | {fmt(r.get('wall_s'))} |"
+        )
     # Entries where do_bench's three runs of one side, in one process, spread by more than 5%: no figure
     # can be within 5% of all of them.
     unsteady = [r for r in compared if (r.get("do_bench_spread") or 0) > 0.05]
     if unsteady:
-        print("\ndo_bench against itself (three runs a side, one process), spread over 5%: "
-              + ", ".join(f"{r['key']} {r['do_bench_spread']:.0%}" for r in unsteady))
+        print(
+            "\ndo_bench against itself (three runs a side, one process), spread over 5%: "
+            + ", ".join(f"{r['key']} {r['do_bench_spread']:.0%}" for r in unsteady)
+        )
         settled = [r["steady_over_do_bench"] for r in compared if r.get("steady_over_do_bench") and r not in unsteady]
-        print(f"steady/do_bench where do_bench repeats itself within 5%: "
-              f"{sum(1 for x in settled if abs(x - 1) <= 0.05)} of {len(settled)} within 5%")
+        print(
+            f"steady/do_bench where do_bench repeats itself within 5%: "
+            f"{sum(1 for x in settled if abs(x - 1) <= 0.05)} of {len(settled)} within 5%"
+        )
     for name, values in (("steady/do_bench", ratios), ("device/graph", device_ratios)):
         if values:
             within = sum(1 for x in values if abs(x - 1) <= 0.05)
-            print(f"\n{name}: {within} of {len(values)} within 5%; median {statistics.median(values):.3f}, "
-                  f"min {min(values):.3f}, max {max(values):.3f}")
+            print(
+                f"\n{name}: {within} of {len(values)} within 5%; median {statistics.median(values):.3f}, "
+                f"min {min(values):.3f}, max {max(values):.3f}"
+            )
     walls = [r["wall_s"] for r in compared if r.get("wall_s") and r["key"].startswith(("L1", "L2"))]
     if walls:
         print(f"wall time of a level-1/2 verification: median {statistics.median(walls):.1f} s over {len(walls)}")

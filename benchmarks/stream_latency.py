@@ -31,9 +31,33 @@ sys.path.insert(0, str(REPO))
 MODEL = "latency-probe"
 # The ASGI server of the web process, with the options it would run with in production.
 WEB_SERVERS = {
-    "daphne": lambda port: [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(port), "config.asgi:application"],
-    "uvicorn": lambda port: [sys.executable, "-m", "uvicorn", "--host", "127.0.0.1", "--port", str(port), "--loop", "uvloop",
-                             "--http", "httptools", "--ws", "websockets", "--no-access-log", "config.asgi:application"],
+    "daphne": lambda port: [
+        sys.executable,
+        "-m",
+        "daphne",
+        "--bind",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "config.asgi:application",
+    ],
+    "uvicorn": lambda port: [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--loop",
+        "uvloop",
+        "--http",
+        "httptools",
+        "--ws",
+        "websockets",
+        "--no-access-log",
+        "config.asgi:application",
+    ],
 }
 WORKER_READY = "Worker process is ready for action."  # what each Dramatiq worker process logs once it consumes
 STAMP = re.compile(r"<t=(\d+\.\d+)>")
@@ -81,21 +105,30 @@ class ModelServer(ThreadingHTTPServer):
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for index in range(server.deltas):
-                    chunk = {"id": "c", "object": "chat.completion.chunk", "model": MODEL,
-                             "choices": [{"index": 0, "delta": {"reasoning": f"<t={time.time():.6f}> "}}]}
+                    chunk = {
+                        "id": "c",
+                        "object": "chat.completion.chunk",
+                        "model": MODEL,
+                        "choices": [{"index": 0, "delta": {"reasoning": f"<t={time.time():.6f}> "}}],
+                    }
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
                     time.sleep(server.interval)
-                end = {"id": "c", "object": "chat.completion.chunk", "model": MODEL,
-                       "choices": [{"index": 0, "delta": {"content": "No kernel this time."}, "finish_reason": "stop"}]}
+                end = {
+                    "id": "c",
+                    "object": "chat.completion.chunk",
+                    "model": MODEL,
+                    "choices": [{"index": 0, "delta": {"content": "No kernel this time."}, "finish_reason": "stop"}],
+                }
                 self.wfile.write(f"data: {json.dumps(end)}\n\ndata: [DONE]\n\n".encode())
                 self.wfile.flush()
 
         return Handler
 
 
-async def watch(url: str, origin: str, latencies: list[tuple[float, float]], ready: asyncio.Event, counts: dict,
-                seqs: list[int]) -> None:
+async def watch(
+    url: str, origin: str, latencies: list[tuple[float, float]], ready: asyncio.Event, counts: dict, seqs: list[int]
+) -> None:
     """Record (send time, latency) of every stamp and the sequence number of every event this run's socket gets."""
     import websockets
 
@@ -121,8 +154,11 @@ async def watch(url: str, origin: str, latencies: list[tuple[float, float]], rea
 
 def gaps(seqs: list[int]) -> dict:
     """Events a client connected from the start should get exactly once, in order: 1, 2, 3, ..."""
-    return {"missing": len(set(range(1, max(seqs, default=0) + 1)) - set(seqs)),
-            "duplicated": len(seqs) - len(set(seqs)), "out_of_order": sum(b < a for a, b in zip(seqs, seqs[1:]))}
+    return {
+        "missing": len(set(range(1, max(seqs, default=0) + 1)) - set(seqs)),
+        "duplicated": len(seqs) - len(set(seqs)),
+        "out_of_order": sum(b < a for a, b in zip(seqs, seqs[1:])),
+    }
 
 
 async def probe_loop_lag(lags: list[tuple[float, float]]) -> None:
@@ -164,8 +200,10 @@ def by_half_second(latencies: list[tuple[float, float]], began: float) -> list[d
     buckets: dict[int, list[float]] = {}
     for sent, latency in latencies:
         buckets.setdefault(int((sent - began) / 0.5), []).append(latency)
-    return [{"from_s": index / 2, "deltas": len(values), **summary(values, scale=1000, digits=1)}
-            for index, values in sorted(buckets.items())]
+    return [
+        {"from_s": index / 2, "deltas": len(values), **summary(values, scale=1000, digits=1)}
+        for index, values in sorted(buckets.items())
+    ]
 
 
 def main() -> None:
@@ -173,19 +211,35 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--deltas", type=int, default=100, help="deltas per run")
     parser.add_argument("--rate", type=float, default=20, help="deltas per second per run")
-    parser.add_argument("--inference-processes", type=int, default=os.cpu_count(),
-                        help="inference worker processes; the runs' threads are spread over them")
+    parser.add_argument(
+        "--inference-processes",
+        type=int,
+        default=os.cpu_count(),
+        help="inference worker processes; the runs' threads are spread over them",
+    )
     parser.add_argument("--out", default="var/stream.json")
-    parser.add_argument("--server", choices=sorted(WEB_SERVERS), default="daphne",
-                        help="the web process's ASGI server (uvicorn needs `pip install uvicorn uvloop httptools`)")
-    parser.add_argument("--ramp-s", type=float, default=0.0,
-                        help="send the runs spread over this many seconds (0: all at once, the thundering herd)")
+    parser.add_argument(
+        "--server",
+        choices=sorted(WEB_SERVERS),
+        default="daphne",
+        help="the web process's ASGI server (uvicorn needs `pip install uvicorn uvloop httptools`)",
+    )
+    parser.add_argument(
+        "--ramp-s",
+        type=float,
+        default=0.0,
+        help="send the runs spread over this many seconds (0: all at once, the thundering herd)",
+    )
     args = parser.parse_args()
 
     _, redis_url = require_services()
     model_port, web_port = free_port(), free_port()
-    os.environ.update(DJANGO_SETTINGS_MODULE="config.settings", INFERENCE_VLLM_URL=f"http://127.0.0.1:{model_port}/v1",
-                      INFERENCE_VLLM_MODEL=MODEL, ARENA_EMBEDDED_WORKER="false")
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="config.settings",
+        INFERENCE_VLLM_URL=f"http://127.0.0.1:{model_port}/v1",
+        INFERENCE_VLLM_MODEL=MODEL,
+        ARENA_EMBEDDED_WORKER="false",
+    )
     import django
 
     django.setup()
@@ -209,14 +263,30 @@ def main() -> None:
         start(WEB_SERVERS[args.server](web_port), log_dir / "web.log"),
         # Dramatiq prefetches twice its threads: one process would take every run, and half of
         # them would wait for a thread while the other process idles.
-        start([sys.executable, "manage.py", "rundramatiq", "--queues", "inference", "--processes", str(args.inference_processes),
-               "--threads", str(threads)], log_dir / "inference.log", dramatiq_queue_prefetch=str(threads)),
+        start(
+            [
+                sys.executable,
+                "manage.py",
+                "rundramatiq",
+                "--queues",
+                "inference",
+                "--processes",
+                str(args.inference_processes),
+                "--threads",
+                str(threads),
+            ],
+            log_dir / "inference.log",
+            dramatiq_queue_prefetch=str(threads),
+        ),
     ]
     try:
-        source = "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x + 1\n\n" \
-                 "def get_inputs():\n    return [torch.randn(8)]\n\ndef get_init_inputs():\n    return []\n"
-        problem, _ = Problem.objects.get_or_create(normalized_hash=normalized_source_hash(source),
-                                                   defaults={"title": "Stream latency probe", "source": source})
+        source = (
+            "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n    def forward(self, x):\n        return x + 1\n\n"
+            "def get_inputs():\n    return [torch.randn(8)]\n\ndef get_init_inputs():\n    return []\n"
+        )
+        problem, _ = Problem.objects.get_or_create(
+            normalized_hash=normalized_source_hash(source), defaults={"title": "Stream latency probe", "source": source}
+        )
         runs = [OptimizationRun.objects.create(problem=problem, backend="vllm", max_rounds=1) for _ in range(args.runs)]
         deadline = time.monotonic() + 60
         while True:  # the web process is up when it accepts connections
@@ -242,8 +312,13 @@ def main() -> None:
 
         def cpu_now() -> dict[str, float]:
             busy, every = machine_busy_seconds()
-            return {"web": cpu_seconds(processes[0].pid), "inference": cpu_seconds(processes[1].pid),
-                    "benchmark": sum(os.times()[:2]), "machine_busy": busy, "machine_all": every}
+            return {
+                "web": cpu_seconds(processes[0].pid),
+                "inference": cpu_seconds(processes[1].pid),
+                "benchmark": sum(os.times()[:2]),
+                "machine_busy": busy,
+                "machine_all": every,
+            }
 
         cpu_before: dict[str, float] = {}
         cpu_after: dict[str, float] = {}
@@ -251,9 +326,12 @@ def main() -> None:
         async def measure():
             ready = asyncio.Event()
             origin = f"http://127.0.0.1:{web_port}"
-            watchers = [asyncio.create_task(watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, received[run.pk], ready,
-                                                  counts, seqs[run.pk]))
-                        for run in runs]
+            watchers = [
+                asyncio.create_task(
+                    watch(f"ws://127.0.0.1:{web_port}/ws/runs/{run.pk}/", origin, received[run.pk], ready, counts, seqs[run.pk])
+                )
+                for run in runs
+            ]
             await asyncio.wait_for(ready.wait(), timeout=60)
             prober = asyncio.create_task(probe_loop_lag(lags))
             cpu_before.update(cpu_now())
@@ -283,10 +361,17 @@ def main() -> None:
     expected = args.runs * args.deltas
     finished = {k: v for k, v in counts.items() if k not in ("runs", "connected")}
     result = {
-        "server": args.server, "runs": args.runs, "deltas_per_run": args.deltas, "rate_per_run": args.rate, "cores": os.cpu_count(),
+        "server": args.server,
+        "runs": args.runs,
+        "deltas_per_run": args.deltas,
+        "rate_per_run": args.rate,
+        "cores": os.cpu_count(),
         "inference_processes": args.inference_processes,
-        "deltas_expected": expected, "deltas_received": len(latencies),
-        "events": {name: sum(gaps(run_seqs)[name] for run_seqs in seqs.values()) for name in ("missing", "duplicated", "out_of_order")},
+        "deltas_expected": expected,
+        "deltas_received": len(latencies),
+        "events": {
+            name: sum(gaps(run_seqs)[name] for run_seqs in seqs.values()) for name in ("missing", "duplicated", "out_of_order")
+        },
         "runs_finished": finished,
         "runs_without_end": args.runs - sum(finished.values()),
         "wall_s": round(wall, 1),
@@ -294,8 +379,10 @@ def main() -> None:
         # CPU seconds each part spent from the runs' send to the last run's end, and per 1000 deltas:
         # steadier than a tail latency on a shared machine, and what the tail depends on.
         "cpu_s": {name: round(cpu_after[name] - cpu_before[name], 2) for name in cpu_before},
-        "cpu_ms_per_delta": {name: round(1000 * (cpu_after[name] - cpu_before[name]) / max(len(latencies), 1), 3)
-                             for name in ("web", "inference", "benchmark", "machine_busy")},
+        "cpu_ms_per_delta": {
+            name: round(1000 * (cpu_after[name] - cpu_before[name]) / max(len(latencies), 1), 3)
+            for name in ("web", "inference", "benchmark", "machine_busy")
+        },
         "latency_ms": summary([latency for _, latency in latencies], scale=1000, digits=1),
         "all_streaming_window_s": round(max(closed - opened, 0.0), 2),
         "latency_ms_all_streaming": summary(all_streaming, scale=1000, digits=1) if all_streaming else None,

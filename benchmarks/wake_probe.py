@@ -55,8 +55,12 @@ def probe(mode: str, calls: int) -> dict:
     torch.cuda.synchronize()
     gaps = [e[0].elapsed_time(e[1]) * 1e3 for e in events]
     floors = [e[2].elapsed_time(e[3]) * 1e3 for e in events]
-    return {"mode": mode, "gap_us": round(statistics.median(gaps), 2), "floor_us": round(statistics.median(floors), 2),
-            "excess_us": round(statistics.median(g - f for g, f in zip(gaps, floors)), 2)}
+    return {
+        "mode": mode,
+        "gap_us": round(statistics.median(gaps), 2),
+        "floor_us": round(statistics.median(floors), 2),
+        "excess_us": round(statistics.median(g - f for g, f in zip(gaps, floors)), 2),
+    }
 
 
 def main() -> None:
@@ -72,8 +76,12 @@ def main() -> None:
     results: dict = {mode: [] for mode in MODES}
     for _ in range(args.processes):
         for mode in MODES:
-            done = subprocess.run([sys.executable, __file__, "process", "--mode", mode, "--calls", str(args.calls)],
-                                  capture_output=True, text=True, timeout=300)
+            done = subprocess.run(
+                [sys.executable, __file__, "process", "--mode", mode, "--calls", str(args.calls)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             line = (done.stdout.strip().splitlines() or [""])[-1]
             if line.startswith("{"):
                 record = json.loads(line)
@@ -84,8 +92,11 @@ def main() -> None:
     for mode, records in results.items():
         if records:
             excess = [r["excess_us"] for r in records]
-            print(f"{mode}: excess over the floor {min(excess):.2f}-{max(excess):.2f} us across {len(excess)} processes; "
-                  f"gaps {[r['gap_us'] for r in records]}, floors {[r['floor_us'] for r in records]}", flush=True)
+            print(
+                f"{mode}: excess over the floor {min(excess):.2f}-{max(excess):.2f} us across {len(excess)} processes; "
+                f"gaps {[r['gap_us'] for r in records]}, floors {[r['floor_us'] for r in records]}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -39,9 +39,7 @@ def start_embedded_worker() -> list[dramatiq.Worker]:
                 broker.declare_queue(queue)
             _registration = start_registration(device, queues=queues, slot="embedded")
             _workers.append(dramatiq.Worker(broker, queues=set(queues), worker_threads=1))
-            _workers.append(
-                dramatiq.Worker(broker, queues={INFERENCE_QUEUE}, worker_threads=settings.EMBEDDED_WORKER_THREADS)
-            )
+            _workers.append(dramatiq.Worker(broker, queues={INFERENCE_QUEUE}, worker_threads=settings.EMBEDDED_WORKER_THREADS))
             for worker in _workers:
                 worker.start()
             logger.info(

@@ -119,7 +119,9 @@ _SQLITE_OPTIONS = {
 }
 DATABASE_URL = env.str("DATABASE_URL", default="")
 if PRODUCTION and not DATABASE_URL:
-    raise ImproperlyConfigured("DATABASE_URL is not set: production mode runs on PostgreSQL (postgres://user:password@host:5432/name).")
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not set: production mode runs on PostgreSQL (postgres://user:password@host:5432/name)."
+    )
 if DATABASE_URL:
     DATABASES = {"default": env.db_url_config(DATABASE_URL)}
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DB_CONN_MAX_AGE", default=60))
@@ -175,7 +177,9 @@ STORAGES = {
 # Redis carries both the Dramatiq broker and the Channels layer; without it both stay in-process.
 REDIS_URL = env.str("REDIS_URL", default="")
 if PRODUCTION and not REDIS_URL:
-    raise ImproperlyConfigured("REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0).")
+    raise ImproperlyConfigured(
+        "REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0)."
+    )
 EMBEDDED_WORKER = env.bool("ARENA_EMBEDDED_WORKER", default=not REDIS_URL)
 CHANNEL_REDIS_OPTIONS = {"socket_connect_timeout": 5}
 
@@ -242,8 +246,10 @@ def _harness_setting(name: str, kind) -> dict:
         value = env.json(name, default={})
         coerce(kind, value)
     except (TypeError, ValueError) as exc:
-        raise ImproperlyConfigured(f"{name} must be a JSON object of {kind.__name__} fields "
-                                   f"(evaluation/harness/limits.py), e.g. '{{\"timing_budget_s\": 5}}': {exc}") from exc
+        raise ImproperlyConfigured(
+            f"{name} must be a JSON object of {kind.__name__} fields "
+            f"(evaluation/harness/limits.py), e.g. '{{\"timing_budget_s\": 5}}': {exc}"
+        ) from exc
     return value
 
 
@@ -256,12 +262,15 @@ EVALUATION_HARNESS_PLAN = _harness_setting("ARENA_HARNESS_PLAN", Plan)
 # unconfined run, which the run page and every verdict then say.
 SANDBOX_REQUIRED = env.bool("ARENA_REQUIRE_SANDBOX", default=PRODUCTION)
 if PRODUCTION and not SANDBOX_REQUIRED:
-    raise ImproperlyConfigured("ARENA_REQUIRE_SANDBOX is false: production mode never runs user code without the OS "
-                               "sandbox; install bubblewrap on the worker instead.")
+    raise ImproperlyConfigured(
+        "ARENA_REQUIRE_SANDBOX is false: production mode never runs user code without the OS "
+        "sandbox; install bubblewrap on the worker instead."
+    )
 EVALUATION_HARNESS_LIMITS = {"require_sandbox": SANDBOX_REQUIRED, **_harness_setting("ARENA_HARNESS_LIMITS", Limits)}
 if PRODUCTION and EVALUATION_HARNESS_LIMITS.get("require_sandbox") is False:
-    raise ImproperlyConfigured("ARENA_HARNESS_LIMITS sets require_sandbox to false: production mode never runs user "
-                               "code without the OS sandbox.")
+    raise ImproperlyConfigured(
+        "ARENA_HARNESS_LIMITS sets require_sandbox to false: production mode never runs user code without the OS sandbox."
+    )
 
 # Run loops: how long a round waits for its verdicts before it goes on without them, and how
 # long a whole run may take.

@@ -39,9 +39,7 @@ def _claim(evaluation_id: int) -> Evaluation | None:
     """Mark the evaluation running on this worker; None when there is nothing left to do."""
     worker = current_registration()
     with transaction.atomic():
-        evaluation = (
-            Evaluation.objects.select_for_update().select_related("candidate__problem").get(pk=evaluation_id)
-        )
+        evaluation = Evaluation.objects.select_for_update().select_related("candidate__problem").get(pk=evaluation_id)
         if not evaluation.is_pending:
             logger.info("evaluation %s already has a verdict (%s); nothing to do", evaluation_id, evaluation.status)
             return None
@@ -104,7 +102,9 @@ def _fail_after_last_retry(evaluation_id: int, exc: Exception) -> None:
     evaluation = Evaluation.objects.select_related("candidate").get(pk=evaluation_id)
     evaluation.status = Evaluation.Status.FAILED
     evaluation.stage = Evaluation.Stage.DONE
-    evaluation.reason = f"The evaluation failed {retries + 1} times on our side ({type(exc).__name__}: {exc}); staff can re-verify it."
+    evaluation.reason = (
+        f"The evaluation failed {retries + 1} times on our side ({type(exc).__name__}: {exc}); staff can re-verify it."
+    )
     evaluation.finished_at = timezone.now()
     evaluation.save()
     publish_evaluation(evaluation)
@@ -188,9 +188,12 @@ def check_proof(proof_check_id: int) -> None:
         logger.exception("proof check %s of report %s on %s failed", check.pk, check.report_id, check.arch)
         retries = _retries_so_far()
         if retries >= MAX_RETRIES:  # the last try: say so, rather than leave the check queued for ever
-            record_proof_verdict(check, {
-                "status": "failed",
-                "reason": f"The check failed {retries + 1} times on our side ({type(exc).__name__}: {exc}).",
-            })
+            record_proof_verdict(
+                check,
+                {
+                    "status": "failed",
+                    "reason": f"The check failed {retries + 1} times on our side ({type(exc).__name__}: {exc}).",
+                },
+            )
         raise
     record_proof_verdict(check, verdict)

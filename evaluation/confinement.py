@@ -14,9 +14,11 @@ def unconfined_warning() -> str | None:
     state = confinement()
     if state.confined:
         return None
-    return (f"This server runs pasted code and candidates without the OS sandbox ({state.detail}). "
-            + ("It refuses to run them." if settings.SANDBOX_REQUIRED
-               else "Only run code you trust here: embedded mode allows it, production never does."))
+    return f"This server runs pasted code and candidates without the OS sandbox ({state.detail}). " + (
+        "It refuses to run them."
+        if settings.SANDBOX_REQUIRED
+        else "Only run code you trust here: embedded mode allows it, production never does."
+    )
 
 
 def unconfined_verdicts(evaluations) -> int:

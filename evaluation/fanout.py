@@ -43,9 +43,7 @@ def fan_out(candidate: Candidate, *, archs: list[str] | None = None, priority: s
         archs = GpuWorker.objects.live_architectures()
     created = []
     for arch in archs:
-        evaluation, is_new = Evaluation.objects.get_or_create(
-            candidate=candidate, arch=arch, harness_version=HARNESS_VERSION
-        )
+        evaluation, is_new = Evaluation.objects.get_or_create(candidate=candidate, arch=arch, harness_version=HARNESS_VERSION)
         if is_new:
             enqueue(evaluation, priority=priority)
             created.append(evaluation)

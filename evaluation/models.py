@@ -11,9 +11,7 @@ LIVE_HEARTBEAT_AGE = timedelta(seconds=90)
 
 class GpuWorkerQuerySet(models.QuerySet):
     def live(self, *, now=None):
-        return self.filter(
-            last_heartbeat__gte=(now or timezone.now()) - LIVE_HEARTBEAT_AGE, stopped_at__isnull=True
-        )
+        return self.filter(last_heartbeat__gte=(now or timezone.now()) - LIVE_HEARTBEAT_AGE, stopped_at__isnull=True)
 
     def live_architectures(self) -> list[str]:
         return sorted(set(self.live().values_list("arch", flat=True)))
@@ -24,9 +22,7 @@ class GpuWorker(models.Model):
     arch = models.CharField(max_length=32, db_index=True, help_text="Architecture key: h100, a100, l40, cpu, ...")
     device_name = models.CharField(max_length=200, help_text="As the driver names it, e.g. NVIDIA H100 80GB HBM3")
     host = models.CharField(max_length=200)
-    capabilities = models.JSONField(
-        default=dict, blank=True, help_text="Compute capability, memory, driver, CUDA, torch, triton"
-    )
+    capabilities = models.JSONField(default=dict, blank=True, help_text="Compute capability, memory, driver, CUDA, torch, triton")
     queues = models.JSONField(default=list, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
     last_heartbeat = models.DateTimeField(default=timezone.now, db_index=True)

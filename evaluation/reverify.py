@@ -33,5 +33,10 @@ def reverify_outdated(*, arch: str | None = None, dry_run: bool = False, by=None
         for kernel in kernels:
             with transaction.atomic():
                 fan_out(kernel, archs=[where], priority=BULK)
-                audit(actor=by, action="kernel re-verification", target=kernel, detail=f"no verdict of harness {HARNESS_VERSION} on {where}")
+                audit(
+                    actor=by,
+                    action="kernel re-verification",
+                    target=kernel,
+                    detail=f"no verdict of harness {HARNESS_VERSION} on {where}",
+                )
     return plan

@@ -162,9 +162,7 @@ def _round(run, transcript, round_number) -> None:
     if not run.prompt_template:
         run.prompt_template = template
         run.save(update_fields=["prompt_template"])
-    transcript.append(
-        RunEvent.Kind.PROMPT, text=messages[-1]["content"], data={"template": template}, round=round_number
-    )
+    transcript.append(RunEvent.Kind.PROMPT, text=messages[-1]["content"], data={"template": template}, round=round_number)
     answer = _generate(run, transcript, round_number, messages)
     extracted = extract_candidate(answer)
     if extracted.code is None:

@@ -20,8 +20,22 @@ class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = OptimizationRun
         fields = [
-            "id", "problem", "backend", "model_name", "status", "max_rounds", "rounds_completed", "target_speedup",
-            "prompt_template", "error", "created_at", "started_at", "finished_at", "url", "stream", "candidates",
+            "id",
+            "problem",
+            "backend",
+            "model_name",
+            "status",
+            "max_rounds",
+            "rounds_completed",
+            "target_speedup",
+            "prompt_template",
+            "error",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "url",
+            "stream",
+            "candidates",
         ]
         read_only_fields = ["status", "rounds_completed", "prompt_template", "error", "created_at", "started_at", "finished_at"]
 
@@ -70,5 +84,7 @@ class RunViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.List
         """The requester or staff: stop the run at its next step."""
         run = self.get_object()
         if not services.can_control(run, user=request.user):
-            return Response({"detail": "Only whoever started this run, or staff, can cancel it."}, status=status.HTTP_403_FORBIDDEN)
+            return Response(
+                {"detail": "Only whoever started this run, or staff, can cancel it."}, status=status.HTTP_403_FORBIDDEN
+            )
         return Response(self.get_serializer(services.cancel_run(run=run)).data)

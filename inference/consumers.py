@@ -69,7 +69,12 @@ class RunConsumer(EventsConsumer):
             if len(events) == before - after - 1:
                 return events
             if time.monotonic() > deadline:
-                logger.error("run %s: events %d-%d never reached the database; the page goes on without %d of them",
-                             self.run_id, after + 1, before - 1, before - after - 1 - len(events))
+                logger.error(
+                    "run %s: events %d-%d never reached the database; the page goes on without %d of them",
+                    self.run_id,
+                    after + 1,
+                    before - 1,
+                    before - after - 1 - len(events),
+                )
                 return events
             await asyncio.sleep(WRITE_INTERVAL_S / 2)

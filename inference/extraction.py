@@ -85,11 +85,7 @@ def code_blocks(text: str) -> list[CodeBlock]:
 
 def _closes(line: str, fence: str) -> bool:
     stripped = line.strip()
-    return (
-        len(line) - len(line.lstrip(" ")) <= 3
-        and len(stripped) >= len(fence)
-        and set(stripped) == {fence[0]}
-    )
+    return len(line) - len(line.lstrip(" ")) <= 3 and len(stripped) >= len(fence) and set(stripped) == {fence[0]}
 
 
 def answer_part(text: str) -> tuple[str, bool]:
@@ -122,8 +118,7 @@ def extract_candidate(answer: str) -> ExtractedCandidate:
     if not blocks:
         return ExtractedCandidate(
             Outcome.NO_CODE_BLOCK,
-            "The answer has no ```python code block; the candidate must be one fenced block "
-            "defining class ModelNew.",
+            "The answer has no ```python code block; the candidate must be one fenced block defining class ModelNew.",
         )
     syntax_errors = []
     for block in reversed(blocks):

@@ -118,8 +118,9 @@ def _store(batch: list[RunEvent]) -> None:
             with transaction.atomic():
                 RunEvent.objects.bulk_create(events)
         except IntegrityError:
-            logger.exception("dropped %d transcript events of run %s (seq %d-%d)",
-                             len(events), run_id, events[0].seq, events[-1].seq)
+            logger.exception(
+                "dropped %d transcript events of run %s (seq %d-%d)", len(events), run_id, events[0].seq, events[-1].seq
+            )
 
 
 writer = TranscriptWriter(WRITE_INTERVAL_S)

@@ -50,7 +50,9 @@ def demo(request):
         "inference/demo.html",
         {
             "form": form,
-            "examples": selectors.public_problems().filter(origin=Problem.Origin.KERNELBENCH).only("id", "level", "task", "title"),
+            "examples": selectors.public_problems()
+            .filter(origin=Problem.Origin.KERNELBENCH)
+            .only("id", "level", "task", "title"),
             "problem_count": selectors.public_problems().count(),
             "sandbox_warning": unconfined_warning(),
         },

@@ -113,7 +113,13 @@ class CandidateAdmin(admin.ModelAdmin):
     readonly_fields = ["source_hash", "created_at", "curated_by", "curated_at"]
     inlines = [ClaimInline, EvaluationInline]
     actions = [
-        "make_listed", "make_featured", "make_hidden", "make_under_review", "delist_confirmed", "reverify", "reverify_outdated",
+        "make_listed",
+        "make_featured",
+        "make_hidden",
+        "make_under_review",
+        "delist_confirmed",
+        "reverify",
+        "reverify_outdated",
     ]
 
     def _curate(self, request, queryset, state, reason=""):
@@ -126,9 +132,7 @@ class CandidateAdmin(admin.ModelAdmin):
         count = curation.request_reverification(candidates=queryset, by=request.user)
         self.message_user(request, f"{count} kernels sent for re-verification.", messages.SUCCESS)
 
-    @admin.action(
-        description="Re-verify selected kernels lacking a verdict of the current harness", permissions=["change"]
-    )
+    @admin.action(description="Re-verify selected kernels lacking a verdict of the current harness", permissions=["change"])
     def reverify_outdated(self, request, queryset):
         kernels = curation.request_outdated_reverification(candidates=queryset, by=request.user)
         if not kernels:

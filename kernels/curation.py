@@ -71,7 +71,12 @@ def request_outdated_reverification(*, candidates, by) -> list[Candidate]:
     with transaction.atomic():
         for arch, outdated in plan.items():
             for kernel in outdated:
-                audit(actor=by, action="kernel re-verification", target=kernel, detail=f"no verdict of harness {HARNESS_VERSION} on {arch}")
+                audit(
+                    actor=by,
+                    action="kernel re-verification",
+                    target=kernel,
+                    detail=f"no verdict of harness {HARNESS_VERSION} on {arch}",
+                )
     reverification_requested.send(sender=Candidate, candidates=kernels)
     return kernels
 
@@ -104,9 +109,9 @@ def listed_architectures(candidate: Candidate) -> list[str]:
     """Where the kernel is on the leaderboard: its verified architectures under the current harness."""
     return sorted(
         set(
-            candidate.evaluations.filter(
-                status=Evaluation.Status.VERIFIED, harness_version=HARNESS_VERSION
-            ).values_list("arch", flat=True)
+            candidate.evaluations.filter(status=Evaluation.Status.VERIFIED, harness_version=HARNESS_VERSION).values_list(
+                "arch", flat=True
+            )
         )
     )
 

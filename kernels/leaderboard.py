@@ -72,8 +72,7 @@ class Summary:
 
 def summarize(speedups: list[float], *, level, baseline: str, problems: int, beats: int = 0) -> Summary:
     """`beats`: how many of them are faster beyond doubt (Evaluation.beats: the whole interval above 1.01)."""
-    summary = Summary(level=level, baseline=baseline, problems=problems, verified=len(speedups), speedups=speedups,
-                      beats=beats)
+    summary = Summary(level=level, baseline=baseline, problems=problems, verified=len(speedups), speedups=speedups, beats=beats)
     if speedups:
         ordered = sorted(speedups)
         summary.mean = statistics.fmean(ordered)
@@ -92,9 +91,7 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
     rows = best_per_problem(arch) if rows is None else rows
     counted = [row for row in rows if in_statistics(row.candidate.problem)]
     problem_counts = {}
-    countable = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN).exclude(
-        degenerate=True, counts_in_statistics=False
-    )
+    countable = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN).exclude(degenerate=True, counts_in_statistics=False)
     for level in countable.values_list("level", flat=True):
         problem_counts[level] = problem_counts.get(level, 0) + 1
     levels = sorted({row.candidate.problem.level for row in counted} | set(problem_counts), key=lambda l: (l is None, l))
@@ -104,8 +101,15 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
             selected = counted if level == "all" else [r for r in counted if r.candidate.problem.level == level]
             measured = [r for r in selected if getattr(r, column) is not None]
             problems = sum(problem_counts.values()) if level == "all" else problem_counts.get(level, 0)
-            table.append(summarize([getattr(r, column) for r in measured], level=level, baseline=baseline, problems=problems,
-                                   beats=sum(1 for r in measured if r.beats(baseline))))
+            table.append(
+                summarize(
+                    [getattr(r, column) for r in measured],
+                    level=level,
+                    baseline=baseline,
+                    problems=problems,
+                    beats=sum(1 for r in measured if r.beats(baseline)),
+                )
+            )
     return table
 
 

@@ -31,16 +31,12 @@ def public_problems(*, level: int | None = None) -> QuerySet[Problem]:
 
 
 def problem_levels() -> list[int]:
-    return list(
-        Problem.objects.exclude(level=None).order_by("level").values_list("level", flat=True).distinct()
-    )
+    return list(Problem.objects.exclude(level=None).order_by("level").values_list("level", flat=True).distinct())
 
 
 def public_candidates_of(problem: Problem) -> QuerySet[Candidate]:
     return (
-        problem.candidates.filter(curation__in=PUBLIC_CURATION)
-        .prefetch_related("claims", "evaluations")
-        .order_by("-created_at")
+        problem.candidates.filter(curation__in=PUBLIC_CURATION).prefetch_related("claims", "evaluations").order_by("-created_at")
     )
 
 

@@ -38,17 +38,13 @@ def _parse(source: str, *, what: str, max_bytes: int) -> ast.Module:
         raise SourceError([f"The {what} is empty: paste a Python module."])
     size = len(source.encode("utf-8", errors="surrogatepass"))
     if size > max_bytes:
-        raise SourceError(
-            [f"The {what} is {size:,} bytes; the limit is {max_bytes:,}. Remove what the module does not need."]
-        )
+        raise SourceError([f"The {what} is {size:,} bytes; the limit is {max_bytes:,}. Remove what the module does not need."])
     if "\x00" in source:
         raise SourceError([f"The {what} contains a NUL character: paste it as plain text."])
     try:
         return ast.parse(source)
     except SyntaxError as exc:
-        raise SourceError(
-            [f"The {what} is not valid Python: {exc.msg} at line {exc.lineno}, column {exc.offset}."]
-        ) from None
+        raise SourceError([f"The {what} is not valid Python: {exc.msg} at line {exc.lineno}, column {exc.offset}."]) from None
     except (ValueError, RecursionError) as exc:
         raise SourceError([f"The {what} cannot be parsed: {exc}."]) from None
 
@@ -81,9 +77,7 @@ def _check_model_class(bound: dict, name: str, errors: list[str]) -> None:
         errors.append(f"No class `{name}` is defined at module level: define `class {name}(nn.Module)`.")
     elif not isinstance(node, ast.ClassDef):
         errors.append(f"`{name}` must be a class (an `nn.Module` subclass), not a {type(node).__name__} statement.")
-    elif not any(
-        isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward" for item in node.body
-    ):
+    elif not any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward" for item in node.body):
         errors.append(f"`{name}` defines no `forward` method: it must compute the output in `forward`.")
 
 

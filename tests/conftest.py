@@ -103,8 +103,10 @@ def django_db_setup(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                               "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
 
 
 @pytest.fixture(autouse=True)

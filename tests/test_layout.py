@@ -7,9 +7,7 @@ from tests.conftest import REPO
 
 
 def _run_in_repo_root(code: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, timeout=120
-    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True, timeout=120)
     return result.stdout.strip()
 
 

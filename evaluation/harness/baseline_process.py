@@ -34,8 +34,12 @@ class BaselineProcess:
             torch.cuda.init()
             torch.zeros(1, device="cuda")  # the context current on this thread, for the call site
         self.flush_bytes = timing.start(self.device, flush_bytes=request.get("flush_bytes"), **self.fds)
-        return {"ok": True, "env": environment.describe(self.device), "flush_bytes": self.flush_bytes,
-                "timer_method": timing.method(self.device, self.flush_bytes)}
+        return {
+            "ok": True,
+            "env": environment.describe(self.device),
+            "flush_bytes": self.flush_bytes,
+            "timer_method": timing.method(self.device, self.flush_bytes),
+        }
 
     def rates(self, request: dict) -> dict:
         """The device's copy bandwidth and matrix rate, before any user code has loaded here."""

@@ -29,7 +29,12 @@ def default_root() -> Path:
 
 
 def _key(source: bytes) -> str:
-    parts = [source, sys.version.encode(), sysconfig.get_platform().encode(), (sysconfig.get_config_var("EXT_SUFFIX") or "").encode()]
+    parts = [
+        source,
+        sys.version.encode(),
+        sysconfig.get_platform().encode(),
+        (sysconfig.get_config_var("EXT_SUFFIX") or "").encode(),
+    ]
     return hashlib.sha256(b"\0".join(parts)).hexdigest()[:24]
 
 
@@ -45,14 +50,27 @@ def build(root: Path | None = None) -> Path:
         raise BuildError("the harness builds a small C module and needs a C compiler (cc or gcc) on this host")
     include = sysconfig.get_paths()["include"]
     if not (Path(include) / "Python.h").exists():
-        raise BuildError(f"the harness builds a small C module and needs Python's headers ({include}/Python.h): "
-                         "install the python3-dev package (or your Python's development headers)")
+        raise BuildError(
+            f"the harness builds a small C module and needs Python's headers ({include}/Python.h): "
+            "install the python3-dev package (or your Python's development headers)"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o755)
     with tempfile.TemporaryDirectory(dir=folder) as work:
         built = Path(work) / target.name
-        command = [compiler, "-O2", "-shared", "-fPIC", "-std=gnu11", f"-I{include}", str(SOURCE), "-o", str(built), "-ldl",
-                   "-lpthread"]
+        command = [
+            compiler,
+            "-O2",
+            "-shared",
+            "-fPIC",
+            "-std=gnu11",
+            f"-I{include}",
+            str(SOURCE),
+            "-o",
+            str(built),
+            "-ldl",
+            "-lpthread",
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise BuildError(f"compiling the harness's call site failed: {done.stderr.strip()[-2000:]}")

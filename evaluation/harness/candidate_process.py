@@ -63,9 +63,14 @@ class CandidateProcess:
             torch.cuda.set_per_process_memory_fraction(request["gpu_memory_fraction"])
             torch.zeros(1, device="cuda")  # the context current on this thread, for the call site
         self.spec = request["spec"]
-        self.flush_bytes = timing.start(self.device, flush_bytes=request.get("flush_bytes"),
-                                        max_output_bytes=request["max_output_bytes"],
-                                        poison_outputs=request["poison_outputs"], every_call_captured=True, **self.fds)
+        self.flush_bytes = timing.start(
+            self.device,
+            flush_bytes=request.get("flush_bytes"),
+            max_output_bytes=request["max_output_bytes"],
+            poison_outputs=request["poison_outputs"],
+            every_call_captured=True,
+            **self.fds,
+        )
         if request.get("prime_compiler"):
             integrity.prime_compiler()
         integrity.quiet_library_threads()
@@ -117,8 +122,13 @@ class CandidateProcess:
     def _output(self, result, args: list) -> dict:
         """The facts of one call's output, which then joins the instance's earlier outputs."""
         self.earlier = [(span, ref) for span, ref in self.earlier if not ref.expired()]
-        facts = output_facts.output_facts(result, inputs=args, earlier_outputs=self.last_outputs,
-                                          model=self.candidate_model, held_spans=[span for span, _ in self.earlier])
+        facts = output_facts.output_facts(
+            result,
+            inputs=args,
+            earlier_outputs=self.last_outputs,
+            model=self.candidate_model,
+            held_spans=[span for span, _ in self.earlier],
+        )
         _, leaves = output_facts.flatten(result)
         self._keep([x for x in leaves if type(x) is _Tensor])
         return facts
@@ -131,7 +141,8 @@ class CandidateProcess:
         with _no_grad():
             if request.get("profile"):
                 kernels, done = profiling.kernels_of(
-                    lambda: timing.call(self.candidate_model, args, slots, capture=True), self.device)
+                    lambda: timing.call(self.candidate_model, args, slots, capture=True), self.device
+                )
                 reply["kernels"] = kernels
             else:
                 done = timing.call(self.candidate_model, args, slots, capture=True)
@@ -141,8 +152,12 @@ class CandidateProcess:
         if error is not None:
             return {**reply, "ok": False, "error": error_facts(error), **facts}
         reply["output"] = self._output(result, args)
-        reply["inputs"] = [{"shape": list(a.shape), "dtype": str(a.dtype).removeprefix("torch.")} if type(a) is _Tensor
-                           else {"value": repr(a)[:80]} for a in args]
+        reply["inputs"] = [
+            {"shape": list(a.shape), "dtype": str(a.dtype).removeprefix("torch.")}
+            if type(a) is _Tensor
+            else {"value": repr(a)[:80]}
+            for a in args
+        ]
         self.replay_inputs = (args, slots) if keep_inputs else None
         del result, args, slots
         # Last, after every other step of the harness has run and the call's inputs are gone: an

@@ -14,25 +14,52 @@ from dataclasses import dataclass
 from typing import Callable
 
 from evaluation.harness import measurement, speed_of_light, tolerance
-from evaluation.harness.evidence import (BASELINE, CANDIDATE, DEVICE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, WARMUP,
-                                         Evidence)
+from evaluation.harness.evidence import (
+    BASELINE,
+    CANDIDATE,
+    DEVICE,
+    PROFILE,
+    PROOF,
+    REFERENCE,
+    STEADY,
+    TIMED,
+    TRIAL,
+    WARMUP,
+    Evidence,
+)
 from evaluation.harness.verdict import CRASHED, ERROR, INCORRECT, REJECTED, TIMEOUT
 
 # Names of integrity.GlobalState's switches. They live here because the parent judges them and
 # never imports torch (which integrity needs).
 # Switches that trade accuracy for speed: turning one on is a precision change, not a hack.
 PRECISION_SWITCHES = {
-    "matmul.allow_tf32": True, "cudnn.allow_tf32": True, "float32_matmul_precision": "not highest",
-    "matmul.allow_fp16_reduced_precision_reduction": True, "matmul.allow_bf16_reduced_precision_reduction": True,
-    "autocast.cpu": True, "autocast.cuda": True,
+    "matmul.allow_tf32": True,
+    "cudnn.allow_tf32": True,
+    "float32_matmul_precision": "not highest",
+    "matmul.allow_fp16_reduced_precision_reduction": True,
+    "matmul.allow_bf16_reduced_precision_reduction": True,
+    "autocast.cpu": True,
+    "autocast.cuda": True,
 }
 
 
 # What the harness can read but not set back: hooks and modes that, once installed, run inside
 # every call, the baselines' included.
-HOOKS = ("sys.trace", "sys.profile", "threading.trace", "threading.profile", "torch_function_modes",
-         "torch_dispatch_modes", "module_hooks", "gc.callbacks", "signal_handlers", "interval_timers", "posix_timers",
-         "import_hooks", "audit_hooks")
+HOOKS = (
+    "sys.trace",
+    "sys.profile",
+    "threading.trace",
+    "threading.profile",
+    "torch_function_modes",
+    "torch_dispatch_modes",
+    "module_hooks",
+    "gc.callbacks",
+    "signal_handlers",
+    "interval_timers",
+    "posix_timers",
+    "import_hooks",
+    "audit_hooks",
+)
 
 
 def lowers_precision(changes: dict) -> list[str]:
@@ -61,8 +88,14 @@ def fail(detail: str, status: str | None = None) -> Outcome:
     return Outcome(False, detail, status)
 
 
-_FAULT_STATUS = {"timeout": TIMEOUT, "crashed": CRASHED, "memory": ERROR, "exception": ERROR, "harness": ERROR,
-                 "protocol": REJECTED}
+_FAULT_STATUS = {
+    "timeout": TIMEOUT,
+    "crashed": CRASHED,
+    "memory": ERROR,
+    "exception": ERROR,
+    "harness": ERROR,
+    "protocol": REJECTED,
+}
 
 
 def _fault_outcome(ev: Evidence, stages: tuple[str, ...], what: str) -> Outcome | None:
@@ -78,6 +111,7 @@ def _fault_outcome(ev: Evidence, stages: tuple[str, ...], what: str) -> Outcome 
 
 
 # -- loading --------------------------------------------------------------------------------------
+
 
 def candidate_parses(ev: Evidence) -> Outcome | None:
     error = ev.static.get("parse_error")
@@ -102,8 +136,10 @@ def problem_runs(ev: Evidence) -> Outcome | None:
     if ev.fault and ev.fault.side == BASELINE and ev.fault.kind != "protocol":
         return fail(f"the problem's baselines failed at {ev.fault.stage}: {ev.fault.detail}; the problem must run on its own")
     if ev.fault and ev.fault.side == "proof":
-        return fail(f"the hack report's proof inputs failed at {ev.fault.stage}: {ev.fault.detail}; a proof must define "
-                    "get_inputs() returning inputs of the problem's kind")
+        return fail(
+            f"the hack report's proof inputs failed at {ev.fault.stage}: {ev.fault.detail}; a proof must define "
+            "get_inputs() returning inputs of the problem's kind"
+        )
     if ev.fault and ev.fault.side == CANDIDATE and ev.fault.stage in ("describe", "prepare"):
         return fail(f"the candidate's process could not be prepared: {ev.fault.detail}")
     if ev.problem is None:
@@ -133,46 +169,74 @@ def defines_model_new(ev: Evidence) -> Outcome | None:
 
 # -- integrity: a broken rule is `rejected` --------------------------------------------------------
 
+
 def protocol_intact(ev: Evidence) -> Outcome | None:
     if ev.fault and ev.fault.kind == "protocol":
-        return fail(f"the candidate's process wrote to the harness's private channel ({ev.fault.detail}); "
-                    "kernels must not touch the harness's file descriptors")
+        return fail(
+            f"the candidate's process wrote to the harness's private channel ({ev.fault.detail}); "
+            "kernels must not touch the harness's file descriptors"
+        )
     if ev.protocol:
-        return fail(f"the candidate's process sent what the harness did not ask for: {'; '.join(ev.protocol[:3])}; "
-                    "kernels must not touch the harness's pipes")
+        return fail(
+            f"the candidate's process sent what the harness did not ask for: {'; '.join(ev.protocol[:3])}; "
+            "kernels must not touch the harness's pipes"
+        )
     return ok("every message on the private channel answered a request") if ev.calls else None
 
 
 def harness_intact(ev: Evidence) -> Outcome | None:
     patched = sorted({name for reply in ev.candidate_replies() for name in reply.get("patched", [])})
     if patched:
-        hint = ("; torch.compile makes such changes itself the first time it runs, so a candidate that compiles must "
-                "name torch.compile in its source, and the harness starts it before taking its snapshot") \
-            if "torch.nn.Module.__init__" in patched else ""
-        return fail(f"the candidate replaced {', '.join(patched[:6])}: functions the harness, its clocks or the "
-                    f"baselines rely on; kernels must not patch torch, Python or the harness{hint}")
+        hint = (
+            (
+                "; torch.compile makes such changes itself the first time it runs, so a candidate that compiles must "
+                "name torch.compile in its source, and the harness starts it before taking its snapshot"
+            )
+            if "torch.nn.Module.__init__" in patched
+            else ""
+        )
+        return fail(
+            f"the candidate replaced {', '.join(patched[:6])}: functions the harness, its clocks or the "
+            f"baselines rely on; kernels must not patch torch, Python or the harness{hint}"
+        )
     replies = ev.candidate_replies()
     compared = sum(1 for reply in replies if reply.get("snapshot_compared", True))
-    return ok(f"timers, comparison functions, torch and the harness are the objects taken before the candidate loaded "
-              f"(compared after {compared} of {len(replies)} steps: loading, every instantiation, the finish and a "
-              f"secret draw of the calls)") if replies else None
+    return (
+        ok(
+            f"timers, comparison functions, torch and the harness are the objects taken before the candidate loaded "
+            f"(compared after {compared} of {len(replies)} steps: loading, every instantiation, the finish and a "
+            f"secret draw of the calls)"
+        )
+        if replies
+        else None
+    )
 
 
 def no_global_hooks(ev: Evidence) -> Outcome | None:
     hooks = sorted(name for name in state_changes(ev) if name in HOOKS)
     if hooks:
-        return fail(f"the candidate left {', '.join(hooks)} installed: code that runs outside its own calls (while the "
-                    "harness reads, copies or compares, or later), which the harness cannot switch off; install nothing "
-                    "that outlives forward")
-    return ok("no trace or profile function, torch mode, module hook, gc callback, signal handler, timer, import hook or "
-              "audit hook was left installed") if ev.candidate_replies() else None
+        return fail(
+            f"the candidate left {', '.join(hooks)} installed: code that runs outside its own calls (while the "
+            "harness reads, copies or compares, or later), which the harness cannot switch off; install nothing "
+            "that outlives forward"
+        )
+    return (
+        ok(
+            "no trace or profile function, torch mode, module hook, gc callback, signal handler, timer, import hook or "
+            "audit hook was left installed"
+        )
+        if ev.candidate_replies()
+        else None
+    )
 
 
 def no_background_threads(ev: Evidence) -> Outcome | None:
     threads = sorted({t for reply in ev.candidate_replies() for t in reply.get("new_threads", [])})
     if threads:
-        return fail(f"the candidate left threads running after it returned ({', '.join(threads[:4])}); work must "
-                    "finish inside the call, where it is timed")
+        return fail(
+            f"the candidate left threads running after it returned ({', '.join(threads[:4])}); work must "
+            "finish inside the call, where it is timed"
+        )
     return ok("no thread of the candidate outlived its call") if ev.candidate_replies() else None
 
 
@@ -192,8 +256,10 @@ def _leaves_of(ev: Evidence, *phases: str):
 def output_is_plain_tensor(ev: Evidence) -> Outcome | None:
     for call, _, leaf in _leaves_of(ev):
         if leaf.get("is_tensor_subclass"):
-            return fail(f"the candidate returned a {leaf['type']}, a torch.Tensor subclass, which can defer or fake its "
-                        "values; return a plain torch.Tensor holding the computed result")
+            return fail(
+                f"the candidate returned a {leaf['type']}, a torch.Tensor subclass, which can defer or fake its "
+                "values; return a plain torch.Tensor holding the computed result"
+            )
         if leaf.get("plain_tensor") and not leaf.get("strided"):
             return fail("the candidate returned a sparse or otherwise non-strided tensor; return a dense one")
     return ok("every output is exactly a torch.Tensor") if ev.candidate_calls() else None
@@ -208,8 +274,10 @@ def output_elements_distinct(ev: Evidence) -> Outcome | None:
     for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
         allowed = index < len(reference) and not reference[index].get("distinct_elements", True)
         if leaf.get("plain_tensor") and not leaf.get("distinct_elements") and not allowed:
-            return fail("the candidate returned a tensor whose elements share memory (an expanded or overlapping view), "
-                        "as a stored constant broadcast to the output shape would; return one element per address")
+            return fail(
+                "the candidate returned a tensor whose elements share memory (an expanded or overlapping view), "
+                "as a stored constant broadcast to the output shape would; return one element per address"
+            )
     return ok("every output element has memory of its own") if ev.candidate_calls() else None
 
 
@@ -219,18 +287,26 @@ def output_owns_storage(ev: Evidence) -> Outcome | None:
     for call in ev.candidate_calls(TRIAL, TIMED, STEADY, PROFILE, PROOF):
         overwritten = call.reply.get("output", {}).get("earlier_output_overwritten")
         if overwritten:
-            return fail("the candidate's output was overwritten by its next call (torch.compile's CUDA graphs return "
-                        f"the same static memory every call: \"{overwritten}\"); clone the output before returning it")
+            return fail(
+                "the candidate's output was overwritten by its next call (torch.compile's CUDA graphs return "
+                f'the same static memory every call: "{overwritten}"); clone the output before returning it'
+            )
     for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
         reference_aliases_input = index < len(reference) and reference[index].get("aliases_input")
         if leaf.get("aliases_input") and not reference_aliases_input:
-            return fail("the candidate's output shares memory with an input; the reference returns new memory, so must the candidate")
+            return fail(
+                "the candidate's output shares memory with an input; the reference returns new memory, so must the candidate"
+            )
         if leaf.get("aliases_earlier_output"):
-            return fail("the candidate returned memory it had already returned from an earlier call (a stored or "
-                        "reused output buffer); each call must return a new tensor")
+            return fail(
+                "the candidate returned memory it had already returned from an earlier call (a stored or "
+                "reused output buffer); each call must return a new tensor"
+            )
         if leaf.get("aliases_model_state") and not reference_keeps:
-            return fail("the candidate returned memory its model holds (a parameter, a buffer or a tensor it keeps: a "
-                        "stored constant); compute the output")
+            return fail(
+                "the candidate returned memory its model holds (a parameter, a buffer or a tensor it keeps: a "
+                "stored constant); compute the output"
+            )
         if leaf.get("aliases_other_output"):
             return fail("two of the candidate's outputs share memory; the reference's do not")
     return ok("every output owns its storage") if ev.candidate_calls() else None
@@ -240,10 +316,12 @@ def output_settled(ev: Evidence) -> Outcome | None:
     for call in ev.candidate_calls():
         changed = call.reply.get("changed_after_capture")
         if changed:
-            return fail(f"output {changed[0]} changed after the call returned: its bytes, captured as the call completed, "
-                        "differ from what it held once the harness had read it, so code the candidate left behind (a "
-                        "hook, a callback, a thread) finished it outside the timed call; the bytes compared are the ones "
-                        "captured, and the work must be done inside forward")
+            return fail(
+                f"output {changed[0]} changed after the call returned: its bytes, captured as the call completed, "
+                "differ from what it held once the harness had read it, so code the candidate left behind (a "
+                "hook, a callback, a thread) finished it outside the timed call; the bytes compared are the ones "
+                "captured, and the work must be done inside forward"
+            )
     return ok("every output held the bytes captured as its call completed") if ev.candidate_calls() else None
 
 
@@ -252,8 +330,10 @@ def inputs_unmodified(ev: Evidence) -> Outcome | None:
         return ok("the reference itself modifies its inputs, so the candidate may too")
     for call in ev.candidate_calls():
         if call.inputs_modified:
-            return fail(f"the candidate modified its input(s) {call.inputs_modified} in place; the reference does not, so "
-                        "inputs must be left as they were")
+            return fail(
+                f"the candidate modified its input(s) {call.inputs_modified} in place; the reference does not, so "
+                "inputs must be left as they were"
+            )
     return ok("no input was modified") if ev.candidate_calls() else None
 
 
@@ -267,8 +347,10 @@ def quiet_while_baselines_run(ev: Evidence) -> Outcome | None:
     if not wall:
         return None
     if cpu > max(IDLE_FLOOR_MS, IDLE_SHARE * wall):
-        return fail(f"the candidate's process used {cpu:.0f} ms of CPU while the baselines were timed ({wall:.0f} ms): "
-                    "something it left running competes with them for the host; nothing may run between its calls")
+        return fail(
+            f"the candidate's process used {cpu:.0f} ms of CPU while the baselines were timed ({wall:.0f} ms): "
+            "something it left running competes with them for the host; nothing may run between its calls"
+        )
     return ok(f"the candidate's process was idle while the baselines were timed ({cpu:.1f} ms of CPU in {wall:.0f} ms)")
 
 
@@ -280,7 +362,9 @@ def clock_consistent(ev: Evidence) -> Outcome | None:
     impossible = measurement.calls_exceeding_wall(calls)
     if impossible:
         ms, wall = impossible[0]
-        return fail(f"a call reported {ms:.3f} ms but the harness's own clock saw only {wall:.3f} ms: the timer was tampered with")
+        return fail(
+            f"a call reported {ms:.3f} ms but the harness's own clock saw only {wall:.3f} ms: the timer was tampered with"
+        )
     return ok("every time the call site wrote fits within the harness's own clock")
 
 
@@ -310,10 +394,12 @@ def _hidden_work(ev: Evidence, floor_ms: float, share: float) -> str | None:
     large = [x for x in own if x - base > max(50 * floor_ms, 10 * typical)]
     if (len(own) >= HIDDEN_WORK_BURSTS and excess > allowed) or len(large) >= max(2, len(own) // 2):
         worst = max(own) - base
-        return (f"the device was still busy after a burst's last call had returned: {excess * 1e3:.0f} us beyond the "
-                f"eager reference's bursts at the median, {worst * 1e3:.0f} us at most, while a call is measured at "
-                f"{typical * 1e3:.0f} us; work left on another stream or thread runs outside the timed interval. Do "
-                "all of forward's work on the calling stream, or have that stream wait for it before returning")
+        return (
+            f"the device was still busy after a burst's last call had returned: {excess * 1e3:.0f} us beyond the "
+            f"eager reference's bursts at the median, {worst * 1e3:.0f} us at most, while a call is measured at "
+            f"{typical * 1e3:.0f} us; work left on another stream or thread runs outside the timed interval. Do "
+            "all of forward's work on the calling stream, or have that stream wait for it before returning"
+        )
     return None
 
 
@@ -332,17 +418,22 @@ SETTLE_FLAG = (0.001, 0.05)
 def _settle_excess(ev: Evidence, floor_ms: float, share: float) -> str | None:
     for phase in (STEADY, DEVICE):
         own = [c.timing["settle_ms"] for c in ev.candidate_calls(phase) if (c.timing or {}).get("settle_ms") is not None]
-        eager = [c.timing["settle_ms"] for c in ev.calls if c.who == "eager" and c.phase == phase
-                 and (c.timing or {}).get("settle_ms") is not None]
+        eager = [
+            c.timing["settle_ms"]
+            for c in ev.calls
+            if c.who == "eager" and c.phase == phase and (c.timing or {}).get("settle_ms") is not None
+        ]
         samples = [c.ms for c in ev.candidate_calls(phase) if c.ms is not None]
         if len(own) < 10 or len(eager) < 10:
             continue
         excess, typical = statistics.median(own) - statistics.median(eager), statistics.median(samples)
         if excess > max(floor_ms, share * typical):
-            return (f"the device was still busy after the candidate's calls had ended on the calling stream: "
-                    f"{excess * 1e3:.1f} us more than after the eager reference's at the median, while a call is measured "
-                    f"at {typical * 1e3:.1f} us; work left on another stream or thread runs outside the timed interval. "
-                    "Do all of forward's work on the calling stream, or have that stream wait for it before returning")
+            return (
+                f"the device was still busy after the candidate's calls had ended on the calling stream: "
+                f"{excess * 1e3:.1f} us more than after the eager reference's at the median, while a call is measured "
+                f"at {typical * 1e3:.1f} us; work left on another stream or thread runs outside the timed interval. "
+                "Do all of forward's work on the calling stream, or have that stream wait for it before returning"
+            )
     return None
 
 
@@ -367,6 +458,7 @@ def hidden_work(ev: Evidence) -> str | None:
 
 # -- faults: error, crashed, timeout ---------------------------------------------------------------
 
+
 def candidate_instantiates(ev: Evidence) -> Outcome | None:
     faulted = _fault_outcome(ev, ("instantiate",), "building ModelNew")
     if faulted:
@@ -384,6 +476,7 @@ def candidate_runs(ev: Evidence) -> Outcome | None:
 
 
 # -- correctness: a wrong answer is `incorrect` ----------------------------------------------------
+
 
 def _judged_calls(ev: Evidence, *phases: str):
     return [c for c in ev.candidate_calls(*phases) if c.reply.get("output")]
@@ -426,16 +519,23 @@ def outputs_finite(ev: Evidence) -> Outcome | None:
     for call in checked:
         bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
         if bad:
-            return fail(f"{bad} output element(s) are NaN or infinite where the reference is finite (an unwritten "
-                        "output holds the harness's NaN poison); NaN never passes")
+            return fail(
+                f"{bad} output element(s) are NaN or infinite where the reference is finite (an unwritten "
+                "output holds the harness's NaN poison); NaN never passes"
+            )
     return ok("no NaN or infinity where the reference is finite") if checked else None
 
 
 def _within_tolerance(call) -> bool:
     error = call.comparison.get("max_rel_error")
-    return (not call.comparison.get("shape_mismatch") and not call.comparison.get("leaf_count_mismatch")
-            and not call.comparison.get("structure_mismatch")
-            and error is not None and not math.isnan(error) and error <= call.tolerance)
+    return (
+        not call.comparison.get("shape_mismatch")
+        and not call.comparison.get("leaf_count_mismatch")
+        and not call.comparison.get("structure_mismatch")
+        and error is not None
+        and not math.isnan(error)
+        and error <= call.tolerance
+    )
 
 
 # The share of an output's elements left at zero or poison from which it is said to be unwritten.
@@ -447,8 +547,9 @@ def _describe_miss(call) -> str:
     if comparison.get("structure_mismatch"):
         got, expected = comparison["structure_mismatch"]
         missing = "; ".join(comparison.get("uncaptured") or [])
-        return (f"output, captured as the call completed, is structured {got} where the reference's is {expected}"
-                + (f" (not captured: {missing})" if missing else ""))
+        return f"output, captured as the call completed, is structured {got} where the reference's is {expected}" + (
+            f" (not captured: {missing})" if missing else ""
+        )
     uncaptured = [leaf["uncaptured"] for leaf in comparison.get("leaves", []) if leaf.get("uncaptured")]
     if uncaptured:
         return f"output holds {uncaptured[0]}, which the harness cannot compare"
@@ -456,15 +557,23 @@ def _describe_miss(call) -> str:
         return "output could not be compared"
     unwritten = comparison.get("unwritten_fraction") or 0.0
     if unwritten >= UNWRITTEN_SHARE:
-        return (f"output was never written: {unwritten:.0%} of its elements hold zero or the harness's NaN poison "
-                "where the reference has values, as captured when the call returned (work finished later, by code "
-                "left behind, is not the call's)")
+        return (
+            f"output was never written: {unwritten:.0%} of its elements hold zero or the harness's NaN poison "
+            "where the reference has values, as captured when the call returned (work finished later, by code "
+            "left behind, is not the call's)"
+        )
     error = comparison.get("max_rel_error")
     worst = next((leaf for leaf in comparison.get("leaves", []) if leaf.get("max_rel_error") == error), {})
-    where = f" at index {worst.get('worst_index', [])} (got {_show(worst['worst_values'][0])}, expected " \
-            f"{_show(worst['worst_values'][1])})" if worst.get("worst_values") else ""
-    return (f"relative error {error:.3g} (|c - r| / (|r| + output scale)) exceeds the tolerance {call.tolerance:.3g}{where}; "
-            f"max absolute error {comparison.get('max_abs_error') or 0:.3g} on outputs of scale {comparison.get('output_scale') or 0:.3g}")
+    where = (
+        f" at index {worst.get('worst_index', [])} (got {_show(worst['worst_values'][0])}, expected "
+        f"{_show(worst['worst_values'][1])})"
+        if worst.get("worst_values")
+        else ""
+    )
+    return (
+        f"relative error {error:.3g} (|c - r| / (|r| + output scale)) exceeds the tolerance {call.tolerance:.3g}{where}; "
+        f"max absolute error {comparison.get('max_abs_error') or 0:.3g} on outputs of scale {comparison.get('output_scale') or 0:.3g}"
+    )
 
 
 def _show(value) -> str:
@@ -476,8 +585,11 @@ def outputs_match_reference(ev: Evidence) -> Outcome | None:
     for number, call in enumerate(checked, 1):
         if not _within_tolerance(call):
             return fail(f"on fresh inputs (checked call {number}) the {_describe_miss(call)}")
-    against = "float32 eager output (see float32_reference_inexact)" if any(
-        c.comparison.get("against") == "float32" for c in checked) else "float64 reference"
+    against = (
+        "float32 eager output (see float32_reference_inexact)"
+        if any(c.comparison.get("against") == "float32" for c in checked)
+        else "float64 reference"
+    )
     return ok(f"{len(checked)} fresh input sets match the {against}") if checked else None
 
 
@@ -556,6 +668,7 @@ def run_checks(ev: Evidence) -> tuple[list[dict], dict | None]:
 
 # -- flags: notable, not disqualifying -------------------------------------------------------------
 
+
 def degenerate_problem(ev: Evidence) -> str | None:
     problem = ev.problem or {}
     return f"the problem is degenerate: {problem['reason']}" if problem.get("degenerate") else None
@@ -564,8 +677,10 @@ def degenerate_problem(ev: Evidence) -> str | None:
 def tiny_outputs(ev: Evidence) -> str | None:
     scale = (ev.problem or {}).get("output_scale")
     if scale is not None and scale < 1e-2:
-        return (f"the reference's outputs have a root mean square of {scale:.3g}, below the absolute tolerance (1e-2) "
-                "other harnesses use, where any answer passes; judged here by relative error")
+        return (
+            f"the reference's outputs have a root mean square of {scale:.3g}, below the absolute tolerance (1e-2) "
+            "other harnesses use, where any answer passes; judged here by relative error"
+        )
     return None
 
 
@@ -574,24 +689,34 @@ def float32_reference_inexact(ev: Evidence) -> str | None:
     if not held:
         return None
     error = reference_float32_error(ev)
-    return (f"the problem's own float32 output differs from float64 by a relative error of {error:.3g} (outputs "
-            f"that underflow float32, or a long recurrence), beyond any tolerance: {len(held)} checked calls were "
-            f"held to the float32 eager output instead, at the base tolerance")
+    return (
+        f"the problem's own float32 output differs from float64 by a relative error of {error:.3g} (outputs "
+        f"that underflow float32, or a long recurrence), beyond any tolerance: {len(held)} checked calls were "
+        f"held to the float32 eager output instead, at the base tolerance"
+    )
 
 
 def nondeterministic_problem(ev: Evidence) -> str | None:
-    return "the reference gives different outputs for the same inputs and seed" if (ev.problem or {}).get("nondeterministic") else None
+    return (
+        "the reference gives different outputs for the same inputs and seed"
+        if (ev.problem or {}).get("nondeterministic")
+        else None
+    )
 
 
 def stateful_problem(ev: Evidence) -> str | None:
     if not (ev.problem or {}).get("carries_state"):
         return None
-    return ("the problem's forward carries state from one call to the next (the same inputs twice give different "
-            "outputs): the reference went through every call the candidate's model did, compared or not")
+    return (
+        "the problem's forward carries state from one call to the next (the same inputs twice give different "
+        "outputs): the reference went through every call the candidate's model did, compared or not"
+    )
 
 
 def _worst_error(ev: Evidence) -> float | None:
-    errors = [c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE) if c.checked]
+    errors = [
+        c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE) if c.checked
+    ]
     errors = [e for e in errors if e is not None]
     return max(errors) if errors else None
 
@@ -613,8 +738,10 @@ def reduced_precision(ev: Evidence) -> str | None:
     reasons = []
     worst, reference = _worst_error(ev), reference_float32_error(ev)
     if worst is not None and tolerance.tier_rank(tolerance.tier(worst)) > tolerance.tier_rank(tolerance.tier(reference)):
-        reasons.append(f"its outputs are {tolerance.tier(worst)} (relative error {worst:.2g}) where float32 eager is "
-                       f"{tolerance.tier(reference)}")
+        reasons.append(
+            f"its outputs are {tolerance.tier(worst)} (relative error {worst:.2g}) where float32 eager is "
+            f"{tolerance.tier(reference)}"
+        )
     switched = lowers_precision(state_changes(ev))
     if switched:
         reasons.append(f"it switches on {', '.join(switched)}")
@@ -637,8 +764,10 @@ def same_kernels_as_reference(ev: Evidence) -> str | None:
         facts = ev.static.get("facts", {})
         if "custom_cuda" in facts or "triton" in facts:
             return "the candidate launched exactly the reference's kernels: its custom kernel never ran"
-        return ("the candidate launched exactly the reference's kernels and has none of its own: a speedup can only "
-                "come from launching them differently (a CUDA graph, fewer synchronizations)")
+        return (
+            "the candidate launched exactly the reference's kernels and has none of its own: a speedup can only "
+            "come from launching them differently (a CUDA graph, fewer synchronizations)"
+        )
     return None
 
 
@@ -664,8 +793,10 @@ def sol_floor(ev: Evidence) -> dict | None:
 def beyond_speed_of_light(ev: Evidence) -> str | None:
     floor, median = sol_floor(ev), steady_ms(ev)
     if speed_of_light.beyond(median, floor):
-        return (f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
-                f"({floor['bound']}-bound: {floor['flops']:.3g} FLOPs, {floor['bytes']:.3g} bytes)")
+        return (
+            f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
+            f"({floor['bound']}-bound: {floor['flops']:.3g} FLOPs, {floor['bytes']:.3g} bytes)"
+        )
     return None
 
 
@@ -684,9 +815,11 @@ def host_bound(ev: Evidence) -> str | None:
             sides.append(f"{who} {host:.3g} ms of its {median:.3g} ms")
     if not sides:
         return None
-    return (f"the host was busy inside the call for most of the sample ({'; '.join(sides)}): issuing many small launches "
-            "from Python, or waiting inside the call. Such a figure measures the host as much as the GPU, and varies "
-            "more from one host, and one run, to the next")
+    return (
+        f"the host was busy inside the call for most of the sample ({'; '.join(sides)}): issuing many small launches "
+        "from Python, or waiting inside the call. Such a figure measures the host as much as the GPU, and varies "
+        "more from one host, and one run, to the next"
+    )
 
 
 def shape_specialized(ev: Evidence) -> str | None:

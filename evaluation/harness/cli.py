@@ -80,13 +80,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         verdict = build(problem, candidate, device=args.device, limits=limits)
         failed = next((c for c in verdict["checks"] if not c["passed"]), None)
-        print(json.dumps({"built": failed is None or failed["name"] == "candidate_runs", "status": verdict["status"],
-                          "reason": verdict["reason"] if failed else "built"}))
+        print(
+            json.dumps(
+                {
+                    "built": failed is None or failed["name"] == "candidate_runs",
+                    "status": verdict["status"],
+                    "reason": verdict["reason"] if failed else "built",
+                }
+            )
+        )
         return 0
     plan = _json_arg(args_parser, args.plan, "plan")
     proof = _read(args_parser, args.proof_inputs) if args.proof_inputs else None
-    verdict = verify(problem, candidate, device=args.device, baselines=_baselines(args_parser, args.baselines),
-                     limits=limits, plan=plan, baseline_cache_dir=args.baseline_cache, proof_inputs_source=proof)
+    verdict = verify(
+        problem,
+        candidate,
+        device=args.device,
+        baselines=_baselines(args_parser, args.baselines),
+        limits=limits,
+        plan=plan,
+        baseline_cache_dir=args.baseline_cache,
+        proof_inputs_source=proof,
+    )
     print(json.dumps(verdict, separators=(",", ":")) if args.json else json.dumps(verdict, indent=2))
     if not args.json:
         print(f"{verdict['status']}: {verdict['reason']}", file=sys.stderr)

@@ -51,8 +51,11 @@ def _unravel(flat: int, shape: list[int]) -> list[int]:
 
 
 def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
-    result = {"shape": list(candidate.shape), "expected_shape": list(reference.shape),
-              "dtype": str(candidate.dtype).removeprefix("torch.")}
+    result = {
+        "shape": list(candidate.shape),
+        "expected_shape": list(reference.shape),
+        "dtype": str(candidate.dtype).removeprefix("torch."),
+    }
     if list(candidate.shape) != list(reference.shape):
         result["shape_mismatch"] = True
         return result
@@ -74,8 +77,7 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     scale = min(norm / math.sqrt(count), SCALE_CAP * typical_size(magnitude, finite))
     max_abs = _finite_max(diff)
     denominator = magnitude + scale
-    relative = torch.where(denominator > 0, diff / denominator.clamp_min(1e-300),
-                           torch.where(diff > 0, math.inf, 0.0))
+    relative = torch.where(denominator > 0, diff / denominator.clamp_min(1e-300), torch.where(diff > 0, math.inf, 0.0))
     max_rel = _finite_max(relative) if relative.numel() else 0.0
     worst = int(relative.reshape(-1).argmax().item()) if relative.numel() else 0
     finite_diff = diff.where(torch.isfinite(diff), torch.zeros((), dtype=torch.float64, device=r.device))
@@ -87,8 +89,13 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     unwritten = int((expected & ((c == 0) | torch.isnan(c))).sum().item())
     result.update(unwritten_fraction=unwritten / max(int(expected.sum().item()), 1))
     result.update(
-        nonfinite=bad, nonfinite_mismatch=nonfinite_mismatch, reference_nan=reference_nan,
-        max_abs_error=max_abs, max_rel_error=max_rel, rel_l2_error=rel_l2, output_scale=scale,
+        nonfinite=bad,
+        nonfinite_mismatch=nonfinite_mismatch,
+        reference_nan=reference_nan,
+        max_abs_error=max_abs,
+        max_rel_error=max_rel,
+        rel_l2_error=rel_l2,
+        output_scale=scale,
         worst_index=[int(i) for i in index],
         worst_values=[float(c.reshape(-1)[worst].real.item()), float(r.reshape(-1)[worst].real.item())] if c.numel() else [],
     )
@@ -115,8 +122,13 @@ def compare_number(candidate, reference) -> dict:
         same = type(candidate) is type(reference) and type(reference) in (int, bool, str, type(None)) and candidate == reference
     except Exception:  # noqa: BLE001  (values of the problem's own types; nothing to compare them by)
         same = False
-    result.update(exact=True, mismatches=int(not same), max_abs_error=float(not same), max_rel_error=float(not same),
-                  worst_values=[repr(candidate)[:40], repr(reference)[:40]])
+    result.update(
+        exact=True,
+        mismatches=int(not same),
+        max_abs_error=float(not same),
+        max_rel_error=float(not same),
+        worst_values=[repr(candidate)[:40], repr(reference)[:40]],
+    )
     return result
 
 
@@ -147,8 +159,16 @@ def summarize(leaves: list[dict]) -> dict:
 def compare_leaves(candidates: list, references: list) -> dict:
     """Two lists of leaves of the same structure (the reference against itself, in this process)."""
     if len(candidates) != len(references):
-        return {"leaf_count_mismatch": [len(candidates), len(references)], "leaves": [], "max_rel_error": None,
-                "max_abs_error": None, "rel_l2_error": None, "output_scale": None, "reference_nan": 0, "nonfinite": 0}
+        return {
+            "leaf_count_mismatch": [len(candidates), len(references)],
+            "leaves": [],
+            "max_rel_error": None,
+            "max_abs_error": None,
+            "rel_l2_error": None,
+            "output_scale": None,
+            "reference_nan": 0,
+            "nonfinite": 0,
+        }
     return summarize([compare_values(c, r) for c, r in zip(candidates, references)])
 
 
@@ -156,8 +176,12 @@ def compare_outputs(structure: str, captured: list, reference_structure: str, re
     """The captured output (frames.Captured leaves) against the reference's, leaf by leaf."""
     if structure != reference_structure:
         summary = summarize([])
-        summary.update(structure_mismatch=[structure, reference_structure], max_rel_error=math.inf, max_abs_error=math.inf,
-                       uncaptured=[leaf.note for leaf in captured if leaf.kind == "uncaptured"])
+        summary.update(
+            structure_mismatch=[structure, reference_structure],
+            max_rel_error=math.inf,
+            max_abs_error=math.inf,
+            uncaptured=[leaf.note for leaf in captured if leaf.kind == "uncaptured"],
+        )
         return summary
     leaves = []
     for got, expected in zip(captured, references):

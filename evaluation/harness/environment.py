@@ -11,8 +11,9 @@ from evaluation.harness.verdict import HARNESS_VERSION
 
 def _driver_version() -> str:
     try:
-        done = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=20)
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=20
+        )
         return done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else ""
     except (OSError, subprocess.TimeoutExpired):
         return ""

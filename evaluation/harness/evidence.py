@@ -113,8 +113,11 @@ class Evidence:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]
 
     def _wake_up_ms(self, who: str) -> float | None:
-        gaps = [c.ms - c.stream_ms for c in self.calls
-                if c.who == who and c.phase in (WARMUP, TIMED) and c.ms is not None and c.stream_ms is not None]
+        gaps = [
+            c.ms - c.stream_ms
+            for c in self.calls
+            if c.who == who and c.phase in (WARMUP, TIMED) and c.ms is not None and c.stream_ms is not None
+        ]
         return statistics.median(gaps) if gaps else None
 
     def wake_up_ms(self) -> float | None:

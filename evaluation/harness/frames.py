@@ -30,10 +30,21 @@ KIND_NAMES = {READY: "ready", INPUTS: "inputs", OUTPUTS: "outputs", END: "end"}
 
 # DLPack (code, bits) -> torch dtype. Codes: 0 int, 1 uint, 2 float, 4 bfloat, 5 complex, 6 bool.
 _DTYPES = {
-    (0, 8): torch.int8, (0, 16): torch.int16, (0, 32): torch.int32, (0, 64): torch.int64,
-    (1, 8): torch.uint8, (1, 16): torch.uint16, (1, 32): torch.uint32, (1, 64): torch.uint64,
-    (2, 16): torch.float16, (2, 32): torch.float32, (2, 64): torch.float64,
-    (4, 16): torch.bfloat16, (5, 64): torch.complex64, (5, 128): torch.complex128, (6, 8): torch.bool,
+    (0, 8): torch.int8,
+    (0, 16): torch.int16,
+    (0, 32): torch.int32,
+    (0, 64): torch.int64,
+    (1, 8): torch.uint8,
+    (1, 16): torch.uint16,
+    (1, 32): torch.uint32,
+    (1, 64): torch.uint64,
+    (2, 16): torch.float16,
+    (2, 32): torch.float32,
+    (2, 64): torch.float64,
+    (4, 16): torch.bfloat16,
+    (5, 64): torch.complex64,
+    (5, 128): torch.complex128,
+    (6, 8): torch.bool,
 }
 
 
@@ -105,7 +116,7 @@ class _Reader:
     def take(self, n: int) -> memoryview:
         if self.at + n > len(self.data):
             raise FrameError("an outputs frame that ends mid-record")
-        part = self.data[self.at:self.at + n]
+        part = self.data[self.at : self.at + n]
         self.at += n
         return part
 
@@ -148,7 +159,9 @@ def _parse(reader: _Reader, leaves: list, depth: int) -> str:
         for n in shape:
             numel *= n
         if dtype is None:
-            leaves.append(Captured("uncaptured", note=f"a tensor of an element type the harness does not compare (DLPack {code}/{bits})"))
+            leaves.append(
+                Captured("uncaptured", note=f"a tensor of an element type the harness does not compare (DLPack {code}/{bits})")
+            )
             return "T"
         itemsize = torch.empty(0, dtype=dtype).element_size()
         if numel * itemsize != nbytes:

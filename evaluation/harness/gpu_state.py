@@ -44,9 +44,14 @@ class Gpu:
             ("temperature_c", lambda: nvml.nvmlDeviceGetTemperature(h, nvml.NVML_TEMPERATURE_GPU)),
             ("power_w", lambda: nvml.nvmlDeviceGetPowerUsage(h) / 1000),
             ("performance_state", lambda: f"P{nvml.nvmlDeviceGetPerformanceState(h)}"),
-            ("throttle_reasons", lambda: _reasons(getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)(h)
-                                                  if hasattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons")
-                                                  else nvml.nvmlDeviceGetCurrentClocksThrottleReasons(h))),
+            (
+                "throttle_reasons",
+                lambda: _reasons(
+                    getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)(h)
+                    if hasattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons")
+                    else nvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
+                ),
+            ),
         ):
             try:
                 state[key] = read()
@@ -89,8 +94,16 @@ def _visible_index() -> int:
     return int(first) if first.isdigit() else 0
 
 
-_REASONS = {0x1: "idle", 0x2: "application clocks", 0x4: "power cap", 0x8: "hardware slowdown", 0x20: "thermal (software)",
-            0x40: "thermal (hardware)", 0x80: "power brake", 0x100: "display clocks"}
+_REASONS = {
+    0x1: "idle",
+    0x2: "application clocks",
+    0x4: "power cap",
+    0x8: "hardware slowdown",
+    0x20: "thermal (software)",
+    0x40: "thermal (hardware)",
+    0x80: "power brake",
+    0x100: "display clocks",
+}
 
 
 def _reasons(mask: int) -> list[str]:

@@ -34,7 +34,7 @@ def fingerprint(value) -> list:
         flat = torch.view_as_real(flat).reshape(-1)
     sums = torch.zeros(3, dtype=torch.float64, device=flat.device)
     for start in range(0, flat.numel(), _CHUNK):
-        chunk = flat[start:start + _CHUNK].to(torch.float64)
+        chunk = flat[start : start + _CHUNK].to(torch.float64)
         weights = torch.arange(start, start + chunk.numel(), device=chunk.device, dtype=torch.float64).mul_(_GOLDEN).frac_()
         sums += torch.stack((chunk.sum(), chunk.square().sum(), chunk.mul(weights).sum()))
     return [str(value.dtype), list(value.shape), *sums.tolist()]
@@ -47,6 +47,8 @@ def fingerprints(values: list) -> list:
 def describe(values: list) -> list:
     """Shapes and dtypes of the inputs, as a reader sees them in the verdict."""
     return [
-        {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")} if isinstance(v, torch.Tensor) else {"value": repr(v)[:80]}
+        {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}
+        if isinstance(v, torch.Tensor)
+        else {"value": repr(v)[:80]}
         for v in values
     ]

@@ -93,10 +93,12 @@ def _switches() -> dict:
         "matmul.allow_tf32": (lambda: cuda_backend.matmul.allow_tf32, lambda v: setattr(cuda_backend.matmul, "allow_tf32", v)),
         "matmul.allow_fp16_reduced_precision_reduction": (
             lambda: cuda_backend.matmul.allow_fp16_reduced_precision_reduction,
-            lambda v: setattr(cuda_backend.matmul, "allow_fp16_reduced_precision_reduction", v)),
+            lambda v: setattr(cuda_backend.matmul, "allow_fp16_reduced_precision_reduction", v),
+        ),
         "matmul.allow_bf16_reduced_precision_reduction": (
             lambda: cuda_backend.matmul.allow_bf16_reduced_precision_reduction,
-            lambda v: setattr(cuda_backend.matmul, "allow_bf16_reduced_precision_reduction", v)),
+            lambda v: setattr(cuda_backend.matmul, "allow_bf16_reduced_precision_reduction", v),
+        ),
         "float32_matmul_precision": (torch.get_float32_matmul_precision, torch.set_float32_matmul_precision),
         "cudnn.enabled": (lambda: cudnn.enabled, lambda v: setattr(cudnn, "enabled", v)),
         "cudnn.allow_tf32": (lambda: cudnn.allow_tf32, lambda v: setattr(cudnn, "allow_tf32", v)),
@@ -106,7 +108,10 @@ def _switches() -> dict:
         "sdp.flash": (cuda_backend.flash_sdp_enabled, cuda_backend.enable_flash_sdp),
         "sdp.mem_efficient": (cuda_backend.mem_efficient_sdp_enabled, cuda_backend.enable_mem_efficient_sdp),
         "sdp.math": (cuda_backend.math_sdp_enabled, cuda_backend.enable_math_sdp),
-        "default_dtype": (lambda: str(torch.get_default_dtype()), lambda v: torch.set_default_dtype(getattr(torch, v.removeprefix("torch.")))),
+        "default_dtype": (
+            lambda: str(torch.get_default_dtype()),
+            lambda v: torch.set_default_dtype(getattr(torch, v.removeprefix("torch."))),
+        ),
         "default_device": (lambda: str(torch.get_default_device()), lambda v: torch.set_default_device(v)),
         "deterministic_algorithms": (torch.are_deterministic_algorithms_enabled, torch.use_deterministic_algorithms),
         "num_threads": (torch.get_num_threads, torch.set_num_threads),
@@ -133,7 +138,8 @@ def _switches() -> dict:
     if _cuda():
         switches["cuda.current_stream"] = (
             lambda: torch.cuda.current_stream().cuda_stream == torch.cuda.default_stream().cuda_stream,
-            lambda v: torch.cuda.set_stream(torch.cuda.default_stream()) if v else None)
+            lambda v: torch.cuda.set_stream(torch.cuda.default_stream()) if v else None,
+        )
     return switches
 
 
@@ -171,13 +177,30 @@ class GlobalState:
         }
 
 
-_CODE_LIKE = (types.ModuleType, property, staticmethod, classmethod, types.GetSetDescriptorType,
-              types.MemberDescriptorType)
+_CODE_LIKE = (types.ModuleType, property, staticmethod, classmethod, types.GetSetDescriptorType, types.MemberDescriptorType)
 _MISSING = object()
 # sys attributes Python itself rebinds as it runs.
-_SYS_VOLATILE = {"last_type", "last_value", "last_traceback", "last_exc", "exc_info", "ps1", "ps2", "_git",
-                 "stdout", "stderr", "__stdout__", "__stderr__", "modules", "path_importer_cache",
-                 "meta_path", "path_hooks", "path", "flags", "monitoring"}
+_SYS_VOLATILE = {
+    "last_type",
+    "last_value",
+    "last_traceback",
+    "last_exc",
+    "exc_info",
+    "ps1",
+    "ps2",
+    "_git",
+    "stdout",
+    "stderr",
+    "__stdout__",
+    "__stderr__",
+    "modules",
+    "path_importer_cache",
+    "meta_path",
+    "path_hooks",
+    "path",
+    "flags",
+    "monitoring",
+}
 
 
 def _watched_items(label: str, obj) -> tuple[object, list]:
@@ -205,18 +228,37 @@ def watched_namespaces(extra: list[tuple[str, object]] = ()) -> list[tuple[str, 
     import builtins
 
     watched = [
-        ("builtins", builtins), ("time", time), ("os", os), ("sys", sys), ("gc", gc), ("threading", threading),
-        ("torch", torch), ("torch.Tensor", torch.Tensor), ("torch._C.TensorBase", torch._C.TensorBase),
-        ("torch._C", torch._C), ("torch._C._VariableFunctions", torch._C._VariableFunctions),
-        ("torch._C._nn", torch._C._nn), ("torch._C._linalg", torch._C._linalg), ("torch._C._fft", torch._C._fft),
-        ("torch._C._special", torch._C._special), ("torch.nn.functional", torch.nn.functional),
-        ("torch.nn.init", torch.nn.init), ("torch.linalg", torch.linalg), ("torch.fft", torch.fft),
-        ("torch.special", torch.special), ("torch.random", torch.random), ("torch.cuda", torch.cuda),
-        ("torch.cuda.Event", torch.cuda.Event), ("torch.cuda.Stream", torch.cuda.Stream),
-        ("torch.backends.cudnn", torch.backends.cudnn), ("torch.autograd.grad_mode", torch.autograd.grad_mode),
-        ("torch.nn.Module", torch.nn.Module), ("torch.nn.modules.module", torch.nn.modules.module),
+        ("builtins", builtins),
+        ("time", time),
+        ("os", os),
+        ("sys", sys),
+        ("gc", gc),
+        ("threading", threading),
+        ("torch", torch),
+        ("torch.Tensor", torch.Tensor),
+        ("torch._C.TensorBase", torch._C.TensorBase),
+        ("torch._C", torch._C),
+        ("torch._C._VariableFunctions", torch._C._VariableFunctions),
+        ("torch._C._nn", torch._C._nn),
+        ("torch._C._linalg", torch._C._linalg),
+        ("torch._C._fft", torch._C._fft),
+        ("torch._C._special", torch._C._special),
+        ("torch.nn.functional", torch.nn.functional),
+        ("torch.nn.init", torch.nn.init),
+        ("torch.linalg", torch.linalg),
+        ("torch.fft", torch.fft),
+        ("torch.special", torch.special),
+        ("torch.random", torch.random),
+        ("torch.cuda", torch.cuda),
+        ("torch.cuda.Event", torch.cuda.Event),
+        ("torch.cuda.Stream", torch.cuda.Stream),
+        ("torch.backends.cudnn", torch.backends.cudnn),
+        ("torch.autograd.grad_mode", torch.autograd.grad_mode),
+        ("torch.nn.Module", torch.nn.Module),
+        ("torch.nn.modules.module", torch.nn.modules.module),
         ("torch.utils.flop_counter", sys.modules.get("torch.utils.flop_counter")),
-        ("torch.profiler", torch.profiler), ("kernel_court_callsite", sys.modules.get("kernel_court_callsite")),
+        ("torch.profiler", torch.profiler),
+        ("kernel_court_callsite", sys.modules.get("kernel_court_callsite")),
     ]
     for name in dir(torch.nn):
         value = getattr(torch.nn, name)
@@ -247,7 +289,9 @@ class NamespaceSnapshot:
         for label, namespace, items in self._watched:
             for name, value, code, defaults in items:
                 current = namespace.get(name, _MISSING)
-                if current is not value or (code is not None and (value.__code__ is not code or value.__defaults__ is not defaults)):
+                if current is not value or (
+                    code is not None and (value.__code__ is not code or value.__defaults__ is not defaults)
+                ):
                     changed.append(f"{label}.{name}")
                     if len(changed) >= limit:
                         return changed

@@ -67,8 +67,9 @@ def speedup(baseline: list[float], candidate: list[float]) -> float:
     return _median(baseline) / c if c > 0 else math.nan
 
 
-def speedup_interval(baseline_rounds: dict[int, list[float]], candidate_rounds: dict[int, list[float]], *,
-                     resamples: int, seed: int = 0) -> tuple[float, float] | None:
+def speedup_interval(
+    baseline_rounds: dict[int, list[float]], candidate_rounds: dict[int, list[float]], *, resamples: int, seed: int = 0
+) -> tuple[float, float] | None:
     """The 95% interval of `speedup`, by a paired bootstrap over rounds: each resample draws whole
     rounds with replacement, both sides' samples of a drawn round together, so what a round shared
     (the device's clock, another tenant) moves both sides of the ratio at once. Deterministic for

@@ -35,8 +35,22 @@ from hashlib import sha256
 from pathlib import Path
 
 from evaluation.harness import baseline_cache, callsite, checks, problem_shapes, scoring, static_analysis
-from evaluation.harness.evidence import (BASELINE, CANDIDATE, DEVICE, PROFILE, PROOF, REFERENCE, STEADY, TIMED, TRIAL, VARIANT,
-                                         WARMUP, Call, Evidence, Fault)
+from evaluation.harness.evidence import (
+    BASELINE,
+    CANDIDATE,
+    DEVICE,
+    PROFILE,
+    PROOF,
+    REFERENCE,
+    STEADY,
+    TIMED,
+    TRIAL,
+    VARIANT,
+    WARMUP,
+    Call,
+    Evidence,
+    Fault,
+)
 from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache
 from evaluation.harness.verdict import BASELINES, Verdict
@@ -44,11 +58,18 @@ from evaluation.harness.verdict import BASELINES, Verdict
 DEVICES = ("cpu", "cuda")
 PROOF_SIDE = "proof"
 # What a reply must hold to be a reply at all; anything else came from somewhere else.
-REQUIRED = {(BASELINE, "describe"): ("env", "flush_bytes"), (BASELINE, "prepare"): ("baselines",),
-            (CANDIDATE, "load"): ("ok",), (CANDIDATE, "instantiate"): ("ok",), (CANDIDATE, "burst"): ("calls",),
-            (REFERENCE, "inspect"): ("spec", "flops"), (REFERENCE, "feed_burst"): ("inputs",),
-            (REFERENCE, "feed"): ("inputs",), (REFERENCE, "compare"): ("comparison", "spec"),
-            (REFERENCE, "instantiate"): ("init",)}
+REQUIRED = {
+    (BASELINE, "describe"): ("env", "flush_bytes"),
+    (BASELINE, "prepare"): ("baselines",),
+    (CANDIDATE, "load"): ("ok",),
+    (CANDIDATE, "instantiate"): ("ok",),
+    (CANDIDATE, "burst"): ("calls",),
+    (REFERENCE, "inspect"): ("spec", "flops"),
+    (REFERENCE, "feed_burst"): ("inputs",),
+    (REFERENCE, "feed"): ("inputs",),
+    (REFERENCE, "compare"): ("comparison", "spec"),
+    (REFERENCE, "instantiate"): ("init",),
+}
 REQUIRED_AFTER_CALL = ("output", "changed_after_capture")
 
 
@@ -59,16 +80,26 @@ def _list_of(kind):
 # The shape of what the candidate's process reports: a reply with anything else in these fields came
 # from the candidate's own code (it can rewrite the harness's Python beside it), not the harness's.
 CANDIDATE_FACTS = {
-    "patched": _list_of(str), "new_threads": _list_of(str), "new_processes": _list_of(int),
+    "patched": _list_of(str),
+    "new_threads": _list_of(str),
+    "new_processes": _list_of(int),
     "state_changes": lambda value: isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()),
-    "changed_after_capture": _list_of(int), "kernels": _list_of(dict),
-    "output": lambda value: (isinstance(value, dict) and isinstance(value.get("structure"), str)
-                             and _list_of(dict)(value.get("leaves")) and len(value["leaves"]) <= 4096),
+    "changed_after_capture": _list_of(int),
+    "kernels": _list_of(dict),
+    "output": lambda value: (
+        isinstance(value, dict)
+        and isinstance(value.get("structure"), str)
+        and _list_of(dict)(value.get("leaves"))
+        and len(value["leaves"]) <= 4096
+    ),
     "error": lambda value: isinstance(value, dict) and isinstance(value.get("message"), str),
     # A burst's calls: each with its output's facts, or none at all (replays of a CUDA graph, whose output
     # is the graph's own memory each time); `burst` checks which the parent asked for.
-    "calls": lambda value: isinstance(value, list) and len(value) <= 4096 and all(
-        isinstance(call, dict) and (call == {} or CANDIDATE_FACTS["output"](call.get("output"))) for call in value),
+    "calls": lambda value: (
+        isinstance(value, list)
+        and len(value) <= 4096
+        and all(isinstance(call, dict) and (call == {} or CANDIDATE_FACTS["output"](call.get("output"))) for call in value)
+    ),
     "graph": lambda value: isinstance(value, str) and len(value) <= 400,
 }
 
@@ -81,10 +112,18 @@ def _count(value) -> bool:
 # parent computes with must at least be of their kind (a pasted problem is judged by itself, but must
 # not stop the harness from giving a verdict).
 REFERENCE_FACTS = {
-    "output_bytes": _count, "input_bytes": _count, "bytes": _count, "parameter_bytes": _count,
-    "flops": lambda value: value is None or _count(value), "structure": lambda value: isinstance(value, str),
-    "spec": _list_of(dict), "output_facts": _list_of(dict), "inputs": _list_of(dict), "init": lambda value: isinstance(value, dict),
-    "comparison": lambda value: isinstance(value, dict), "float32_error": lambda value: isinstance(value, dict),
+    "output_bytes": _count,
+    "input_bytes": _count,
+    "bytes": _count,
+    "parameter_bytes": _count,
+    "flops": lambda value: value is None or _count(value),
+    "structure": lambda value: isinstance(value, str),
+    "spec": _list_of(dict),
+    "output_facts": _list_of(dict),
+    "inputs": _list_of(dict),
+    "init": lambda value: isinstance(value, dict),
+    "comparison": lambda value: isinstance(value, dict),
+    "float32_error": lambda value: isinstance(value, dict),
 }
 STAGES = ("building", "checking", "timing", "done")
 CHECK_EVERY = 16
@@ -242,18 +281,25 @@ class TimingPipe:
             if not chunk:
                 raise ProcessFault("protocol", "the call site's timing pipe closed")
             self.buffer += chunk
-        record, self.buffer = self.buffer[:TIMING.size], self.buffer[TIMING.size:]
+        record, self.buffer = self.buffer[: TIMING.size], self.buffer[TIMING.size :]
         magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms = TIMING.unpack(record)
         if magic != TIMING_MAGIC:
             raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
         end = bool(flags & TIMED_BURST_END)
-        return {"ms": ms, "stream_ms": stream_ms if flags & TIMED_CUDA or end else None,
-                "host_ms": host_ms if flags & TIMED_CUDA or end else None,
-                "raised": bool(flags & TIMED_RAISED), "captured": bool(flags & TIMED_CAPTURED),
-                "inputs_modified": [i for i in range(64) if modified >> i & 1], "sequence": sequence,
-                "burst": bool(flags & TIMED_BURST), "burst_end": end, "ungated": bool(flags & TIMED_UNGATED),
-                "idle_ms": idle_ms if end else None,
-                "settle_ms": idle_ms if flags & TIMED_BURST and flags & TIMED_CUDA and not end else None}
+        return {
+            "ms": ms,
+            "stream_ms": stream_ms if flags & TIMED_CUDA or end else None,
+            "host_ms": host_ms if flags & TIMED_CUDA or end else None,
+            "raised": bool(flags & TIMED_RAISED),
+            "captured": bool(flags & TIMED_CAPTURED),
+            "inputs_modified": [i for i in range(64) if modified >> i & 1],
+            "sequence": sequence,
+            "burst": bool(flags & TIMED_BURST),
+            "burst_end": end,
+            "ungated": bool(flags & TIMED_UNGATED),
+            "idle_ms": idle_ms if end else None,
+            "settle_ms": idle_ms if flags & TIMED_BURST and flags & TIMED_CUDA and not end else None,
+        }
 
     def close(self) -> None:
         try:
@@ -263,8 +309,19 @@ class TimingPipe:
 
 
 class Verification:
-    def __init__(self, problem_source, candidate_source, *, device, baselines, limits: Limits, plan: Plan,
-                 on_progress, baseline_cache_dir, proof_inputs_source):
+    def __init__(
+        self,
+        problem_source,
+        candidate_source,
+        *,
+        device,
+        baselines,
+        limits: Limits,
+        plan: Plan,
+        on_progress,
+        baseline_cache_dir,
+        proof_inputs_source,
+    ):
         self.problem_source = problem_source
         self.candidate_source = candidate_source
         self.proof_source = proof_inputs_source
@@ -341,8 +398,11 @@ class Verification:
             detail = fault.detail
             if fault.kind == "timeout":
                 named = limit_name or f"the limit of {self.limits.call_time_s:.0f} s on one request"
-                detail = (f"{named} ran out and it was killed" if self._timeout(limit) >= limit - 0.5
-                          else f"the verification's wall limit ({self.limits.wall_time_s:.0f} s) ran out and it was killed")
+                detail = (
+                    f"{named} ran out and it was killed"
+                    if self._timeout(limit) >= limit - 0.5
+                    else f"the verification's wall limit ({self.limits.wall_time_s:.0f} s) ran out and it was killed"
+                )
             self.ev.fault = Fault(side, stage, fault.kind, detail)
             raise Stop from None
         # Where a verification's wall time goes, by process and request (the steps overlap them).
@@ -384,8 +444,12 @@ class Verification:
         elif side == REFERENCE:
             malformed = [key for key, valid in REFERENCE_FACTS.items() if key in reply and not valid(reply[key])]
             if malformed:
-                self.ev.fault = Fault(side, stage, "harness", f"its reply held {', '.join(malformed)} of a shape the harness "
-                                                             "never sends (the problem's code rewrote it)")
+                self.ev.fault = Fault(
+                    side,
+                    stage,
+                    "harness",
+                    f"its reply held {', '.join(malformed)} of a shape the harness never sends (the problem's code rewrote it)",
+                )
                 raise Stop
         return reply
 
@@ -426,13 +490,17 @@ class Verification:
             return limits.call_time_s, f"the call limit ({limits.call_time_s:.0f} s)"
         scaled = limits.call_time_factor * self.eager_ms / 1e3
         limit = min(limits.call_time_s, max(limits.call_time_min_s, scaled))
-        return limit, (f"the call limit ({limit:.0f} s: {limits.call_time_factor:g} times the reference's "
-                       f"{self.eager_ms:.3g} ms, at least {limits.call_time_min_s:.0f} s)")
+        return limit, (
+            f"the call limit ({limit:.0f} s: {limits.call_time_factor:g} times the reference's "
+            f"{self.eager_ms:.3g} ms, at least {limits.call_time_min_s:.0f} s)"
+        )
 
     def first_call_limit(self) -> tuple[float, str]:
         if self.needs_jit():
-            return self.limits.build_time_s, (f"the build limit ({self.limits.build_time_s:.0f} s, for the first call of a "
-                                               "new instance, where torch.compile and Triton compile)")
+            return self.limits.build_time_s, (
+                f"the build limit ({self.limits.build_time_s:.0f} s, for the first call of a "
+                "new instance, where torch.compile and Triton compile)"
+            )
         limit = max(self.call_limit()[0], self.limits.first_call_time_s)
         return limit, (f"the first call's limit ({limit:.0f} s; the source names nothing that compiles at its first call)")
 
@@ -447,9 +515,11 @@ class Verification:
         room = memory_for("reference", self.limits)
         # The reference process holds the inputs once as made and once in float64.
         if 3 * nbytes > room:
-            self.ev.refused = (f"the problem's inputs take an estimated {nbytes / 2**30:.1f} GiB ({detail}); its reference "
-                               f"process, which holds them in float32 and in float64, may use {room / 2**30:.1f} GiB on this "
-                               "worker: make the problem's sizes smaller")
+            self.ev.refused = (
+                f"the problem's inputs take an estimated {nbytes / 2**30:.1f} GiB ({detail}); its reference "
+                f"process, which holds them in float32 and in float64, may use {room / 2**30:.1f} GiB on this "
+                "worker: make the problem's sizes smaller"
+            )
             raise Stop
 
     def start(self, root: Path) -> None:
@@ -482,18 +552,26 @@ class Verification:
         if self.device == "cpu":
             common_env["TRITON_INTERPRET"] = "1"
         cache = f"{HOME}/.cache"
-        build_env = {"TORCH_EXTENSIONS_DIR": f"{cache}/torch_extensions", "TRITON_CACHE_DIR": f"{cache}/triton",
-                     "TORCHINDUCTOR_CACHE_DIR": f"{cache}/inductor"}
+        build_env = {
+            "TORCH_EXTENSIONS_DIR": f"{cache}/torch_extensions",
+            "TRITON_CACHE_DIR": f"{cache}/triton",
+            "TORCHINDUCTOR_CACHE_DIR": f"{cache}/inductor",
+        }
         bytecode = bytecode_cache()
         views = {
             REFERENCE: View(self.device, readable=list(problem), bytecode=bytecode),
             BASELINE: View(self.device, readable=list(problem), writable=[(str(baseline_cache_dir), cache)], bytecode=bytecode),
-            CANDIDATE: View(self.device, readable=[(str(sources / "candidate.py"), f"{HOME}/src/candidate.py")],
-                            writable=[(str(candidate_cache), cache)], bytecode=bytecode),
+            CANDIDATE: View(
+                self.device,
+                readable=[(str(sources / "candidate.py"), f"{HOME}/src/candidate.py")],
+                writable=[(str(candidate_cache), cache)],
+                bytecode=bytecode,
+            ),
         }
         if self.proof_source:
-            views[PROOF_SIDE] = View(self.device, readable=problem + [(str(sources / "proof.py"), f"{HOME}/src/proof.py")],
-                                     bytecode=bytecode)
+            views[PROOF_SIDE] = View(
+                self.device, readable=problem + [(str(sources / "proof.py"), f"{HOME}/src/proof.py")], bytecode=bytecode
+            )
         self.views = views
         # Every call's inputs come from the reference process, to the candidate's and the baseline's
         # call sites alike; the candidate's call site sends back what its calls return.
@@ -512,15 +590,36 @@ class Verification:
         self.timing = {CANDIDATE: TimingPipe(timing_c[0]), BASELINE: TimingPipe(timing_b[0])}
         self.ev.cost["sandbox_start_s"] = round(time.monotonic() - began, 3)
 
-    def _spawn(self, side: str, *, pass_fds: tuple, device_env: dict, root: Path, callsite_dir: Path, allow: bool,
-               extra_env: dict | None = None) -> None:
-        module = {REFERENCE: "reference_process", BASELINE: "baseline_process", CANDIDATE: "candidate_process",
-                  PROOF_SIDE: "proof_process"}[side]
+    def _spawn(
+        self,
+        side: str,
+        *,
+        pass_fds: tuple,
+        device_env: dict,
+        root: Path,
+        callsite_dir: Path,
+        allow: bool,
+        extra_env: dict | None = None,
+    ) -> None:
+        module = {
+            REFERENCE: "reference_process",
+            BASELINE: "baseline_process",
+            CANDIDATE: "candidate_process",
+            PROOF_SIDE: "proof_process",
+        }[side]
         self.processes[side] = SandboxedProcess(
-            role=module, view=self.views[side], log_path=root / f"{side}.log", memory_bytes=memory_for(side, self.limits),
-            callsite_dir=callsite_dir, extra_env={**device_env, **(extra_env or {})}, pass_fds=tuple(pass_fds),
-            allow_unconfined=allow, processes=self.limits.processes, open_files=self.limits.open_files,
-            file_size_bytes=self.limits.file_size_bytes)
+            role=module,
+            view=self.views[side],
+            log_path=root / f"{side}.log",
+            memory_bytes=memory_for(side, self.limits),
+            callsite_dir=callsite_dir,
+            extra_env={**device_env, **(extra_env or {})},
+            pass_fds=tuple(pass_fds),
+            allow_unconfined=allow,
+            processes=self.limits.processes,
+            open_files=self.limits.open_files,
+            file_size_bytes=self.limits.file_size_bytes,
+        )
 
     def path(self, side: str, name: str) -> str:
         """Where a source file appears to one process."""
@@ -531,8 +630,19 @@ class Verification:
         described = self.send(BASELINE, "describe", {"device": self.device, "flush_bytes": self.plan.flush_bytes})
         candidate = self.send(CANDIDATE, "describe", {"device": self.device})
         reference = self.send(REFERENCE, "prepare", {"device": self.device, "problem_path": self.path(REFERENCE, "problem.py")})
-        proof = self.send(PROOF_SIDE, "prepare", {"device": self.device, "problem_path": self.path(PROOF_SIDE, "problem.py"),
-                                                  "proof_path": self.path(PROOF_SIDE, "proof.py")}) if self.proof_source else None
+        proof = (
+            self.send(
+                PROOF_SIDE,
+                "prepare",
+                {
+                    "device": self.device,
+                    "problem_path": self.path(PROOF_SIDE, "problem.py"),
+                    "proof_path": self.path(PROOF_SIDE, "proof.py"),
+                },
+            )
+            if self.proof_source
+            else None
+        )
         start = self.limits.start_time_s
         self.described = self.receive(described, start)
         self.ev.env = self.described["env"]
@@ -546,8 +656,11 @@ class Verification:
         baselines; measuring the device's ceilings is a measurement, so then nothing runs beside it."""
         key = baseline_cache.environment_key(self.ev.env, self.plan.flush_bytes)
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
-        self.ev.cached_baselines = {b: cached[b] for b in self.ev.baselines
-                                    if b != "eager" and isinstance(cached.get(b), dict) and cached[b].get("steady_state")}
+        self.ev.cached_baselines = {
+            b: cached[b]
+            for b in self.ev.baselines
+            if b != "eager" and isinstance(cached.get(b), dict) and cached[b].get("steady_state")
+        }
         self.ev.rates = baseline_cache.load_rates(self.cache_dir, key)
         to_build = [b for b in self.ev.baselines if b not in self.ev.cached_baselines]
         if "eager" not in to_build:
@@ -556,12 +669,29 @@ class Verification:
             with self.lock.exclusive():
                 self.ev.rates = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
             baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
-        inspecting = self.send(REFERENCE, "inspect", {
-            "trial_seed": self.seed(), "seeds": [self.seed(), self.seed()],
-            "count_flops": self.plan.speed_of_light and bool(self.ev.baselines)}) if inspect else None
-        preparing = self.send(BASELINE, "prepare", {
-            "problem_path": self.path(BASELINE, "problem.py"), "baselines": to_build, "setup_seed": self.seed(),
-            "gpu_memory_fraction": self.limits.baseline_gpu_memory_fraction})
+        inspecting = (
+            self.send(
+                REFERENCE,
+                "inspect",
+                {
+                    "trial_seed": self.seed(),
+                    "seeds": [self.seed(), self.seed()],
+                    "count_flops": self.plan.speed_of_light and bool(self.ev.baselines),
+                },
+            )
+            if inspect
+            else None
+        )
+        preparing = self.send(
+            BASELINE,
+            "prepare",
+            {
+                "problem_path": self.path(BASELINE, "problem.py"),
+                "baselines": to_build,
+                "setup_seed": self.seed(),
+                "gpu_memory_fraction": self.limits.baseline_gpu_memory_fraction,
+            },
+        )
         if inspecting:
             self.ev.problem = self.receive(inspecting, self.limits.start_time_s)
         self.ev.prepared = self.receive(preparing, self.limits.start_time_s)
@@ -586,16 +716,28 @@ class Verification:
         output_bytes = problem.get("output_bytes") or 0
         self.max_output_bytes = 4 * output_bytes + (64 << 20)
         self.poison_outputs = not problem.get("reference_keeps_output")
-        self.ask(CANDIDATE, "prepare", {
-            "spec": problem.get("spec", []), "flush_bytes": self.described["flush_bytes"],
-            "gpu_memory_fraction": self.limits.gpu_memory_fraction, "max_output_bytes": self.max_output_bytes,
-            "poison_outputs": self.poison_outputs,
-            "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
-        }, self.limits.start_time_s)
+        self.ask(
+            CANDIDATE,
+            "prepare",
+            {
+                "spec": problem.get("spec", []),
+                "flush_bytes": self.described["flush_bytes"],
+                "gpu_memory_fraction": self.limits.gpu_memory_fraction,
+                "max_output_bytes": self.max_output_bytes,
+                "poison_outputs": self.poison_outputs,
+                "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
+            },
+            self.limits.start_time_s,
+        )
 
     def load(self) -> None:
-        reply = self.ask(CANDIDATE, "load", {"candidate_path": self.path(CANDIDATE, "candidate.py")},
-                         self.limits.build_time_s, f"the build limit ({self.limits.build_time_s:.0f} s, for loading the candidate)")
+        reply = self.ask(
+            CANDIDATE,
+            "load",
+            {"candidate_path": self.path(CANDIDATE, "candidate.py")},
+            self.limits.build_time_s,
+            f"the build limit ({self.limits.build_time_s:.0f} s, for loading the candidate)",
+        )
         self.ev.loaded = reply  # its facts count even when loading failed (an audit hook refused, say)
         if not reply["ok"]:
             self._candidate_error("load", reply)
@@ -603,8 +745,11 @@ class Verification:
 
     def instantiate(self, seed: int, variant: dict | None = None, *, first: bool = False) -> None:
         init = self.ask(REFERENCE, "instantiate", {"seed": seed, "variant": variant})["init"]
-        limit = (self.limits.build_time_s, f"the build limit ({self.limits.build_time_s:.0f} s, for building ModelNew)") \
-            if first else self.call_limit()
+        limit = (
+            (self.limits.build_time_s, f"the build limit ({self.limits.build_time_s:.0f} s, for building ModelNew)")
+            if first
+            else self.call_limit()
+        )
         reply = self.ask(CANDIDATE, "instantiate", {"seed": seed, "init": init}, *limit)
         self.ev.instantiations.append(reply)
         if not reply["ok"]:
@@ -612,21 +757,26 @@ class Verification:
         self.building = True
         self._stop_if_failed()
 
-    def call(self, who: str, phase: str, *, compare: bool = False, variant: dict | None = None,
-             profile: bool = False) -> Call:
+    def call(self, who: str, phase: str, *, compare: bool = False, variant: dict | None = None, profile: bool = False) -> Call:
         """One call of a side. DEVICE: the call that fills the side's input slots before its capture in
         a CUDA graph (the `graph` request; see `device_time`)."""
         seed = self.seed()
         stage = "graph" if phase == DEVICE else "call"
         if who != CANDIDATE:
             return self._baseline_call(who, phase, seed, variant, profile, stage)
-        fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "proof": phase == PROOF,
-                                           "max_output_bytes": self.max_output_bytes})
+        fed = self.ask(
+            REFERENCE,
+            "feed",
+            {"seed": seed, "variant": variant, "proof": phase == PROOF, "max_output_bytes": self.max_output_bytes},
+        )
         message = {"seed": seed, "inputs": fed["inputs"], "profile": profile}
         if profile:
             limit = (self.limits.call_time_s, f"the limit on a profiled call ({self.limits.call_time_s:.0f} s)")
         elif stage == "graph":
-            limit = (self.limits.call_time_s, f"the limit on a call ({self.limits.call_time_s:.0f} s), for capturing it in a graph")
+            limit = (
+                self.limits.call_time_s,
+                f"the limit on a call ({self.limits.call_time_s:.0f} s), for capturing it in a graph",
+            )
         elif self.building:
             limit, self.building = self.first_call_limit(), False
         else:
@@ -653,14 +803,26 @@ class Verification:
 
     def _baseline_call(self, who: str, phase: str, seed: int, variant: dict | None, profile: bool, stage: str) -> Call:
         fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "for_baseline": True})
-        reply, wall = self.timed_ask(BASELINE, stage, {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile},
-                                     watch_idle=phase in (WARMUP, TIMED))
+        reply, wall = self.timed_ask(
+            BASELINE,
+            stage,
+            {"who": who, "seed": seed, "inputs": fed["inputs"], "profile": profile},
+            watch_idle=phase in (WARMUP, TIMED),
+        )
         call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, stage))
         self.ev.calls.append(call)
         return call
 
-    def timed_ask(self, side: str, stage: str, message: dict, limit: float | None = None, limit_name: str | None = None, *,
-                  watch_idle: bool = False) -> tuple[dict, float]:
+    def timed_ask(
+        self,
+        side: str,
+        stage: str,
+        message: dict,
+        limit: float | None = None,
+        limit_name: str | None = None,
+        *,
+        watch_idle: bool = False,
+    ) -> tuple[dict, float]:
         """A request and the parent's wall time around it (ms). `watch_idle`: a baseline is being timed,
         so the candidate's process has nothing to do; what it runs meanwhile competes with the baseline
         for the host (`quiet_while_baselines_run`)."""
@@ -687,26 +849,50 @@ class Verification:
         compared is drawn once they have all returned. DEVICE: replays of the side's captured call."""
         seeds = [self.seed() for _ in range(count)]
         side = CANDIDATE if who == CANDIDATE else BASELINE
-        fed = self.ask(REFERENCE, "feed_burst", {"seeds": seeds, "for_baseline": side == BASELINE,
-                                                 "max_output_bytes": self.max_output_bytes})
+        fed = self.ask(
+            REFERENCE, "feed_burst", {"seeds": seeds, "for_baseline": side == BASELINE, "max_output_bytes": self.max_output_bytes}
+        )
         gated = self.device == "cuda" and who not in self.ungated
-        message = {"seed": seeds[0], "inputs": fed["inputs"], "gate": gated, "graph": phase == DEVICE,
-                   **({"who": who} if side == BASELINE else {})}
+        message = {
+            "seed": seeds[0],
+            "inputs": fed["inputs"],
+            "gate": gated,
+            "graph": phase == DEVICE,
+            **({"who": who} if side == BASELINE else {}),
+        }
         each, name = self.call_limit()
         scaled = self.limits.call_time_factor * (self.eager_ms or 0) / 1e3
-        reply, wall = self.timed_ask(side, "burst", message, each + count * scaled,
-                                     f"{name}, plus as much for each call of a burst", watch_idle=side == BASELINE)
+        reply, wall = self.timed_ask(
+            side,
+            "burst",
+            message,
+            each + count * scaled,
+            f"{name}, plus as much for each call of a burst",
+            watch_idle=side == BASELINE,
+        )
         records, end = self.read_timing(side, "burst", burst=count)
         forced = sum(1 for r in records if r["ungated"]) if gated else 0
         if forced and 2 * forced >= len(records):
             self.ungated.add(who)
-        self.ev.bursts.append({"who": who, "phase": phase, "round": round_number, "calls": len(records), "wall_ms": wall,
-                               "sum_ms": end["stream_ms"], "host_ms": end["host_ms"], "leftover_ms": end["ms"],
-                               "idle_sync_ms": end["idle_ms"], "gated": gated,
-                               "gate_forced": forced})
+        self.ev.bursts.append(
+            {
+                "who": who,
+                "phase": phase,
+                "round": round_number,
+                "calls": len(records),
+                "wall_ms": wall,
+                "sum_ms": end["stream_ms"],
+                "host_ms": end["host_ms"],
+                "leftover_ms": end["ms"],
+                "idle_sync_ms": end["idle_ms"],
+                "gated": gated,
+                "gate_forced": forced,
+            }
+        )
         facts = reply.get("calls", []) if side == CANDIDATE else []
-        if side == CANDIDATE and (len(facts) != len([r for r in records if not r["raised"]])
-                                  or any(("output" in f) != (phase == STEADY) for f in facts)):
+        if side == CANDIDATE and (
+            len(facts) != len([r for r in records if not r["raised"]]) or any(("output" in f) != (phase == STEADY) for f in facts)
+        ):
             self.ev.protocol.append("the candidate's process reported other calls of a burst than its call site made")
             raise Stop
         calls = []
@@ -789,18 +975,26 @@ class Verification:
                 break
             if round_number >= plan.steady_min_rounds and round_number % 2 == 0:
                 candidate = self.ev.steady_rounds(CANDIDATE, phase)
-                fractions = [measurement.interval_fraction(
-                    measurement.speedup_interval(self.ev.steady_rounds(b, phase), candidate, resamples=200),
-                    measurement.speedup(self.ev.steady_samples(b, phase), self.ev.steady_samples(CANDIDATE, phase)))
-                    for b in sides if b != CANDIDATE]
+                fractions = [
+                    measurement.interval_fraction(
+                        measurement.speedup_interval(self.ev.steady_rounds(b, phase), candidate, resamples=200),
+                        measurement.speedup(self.ev.steady_samples(b, phase), self.ev.steady_samples(CANDIDATE, phase)),
+                    )
+                    for b in sides
+                    if b != CANDIDATE
+                ]
                 if all(f <= plan.speedup_target for f in fractions):
                     stopped_by = "interval"
                     break
             if time.monotonic() - began > budget_s:
                 stopped_by = "budget"
                 break
-        return {"rounds": rounds, "stopped_by": stopped_by, "most_calls_per_burst": most,
-                "seconds": round(time.monotonic() - began, 3)}
+        return {
+            "rounds": rounds,
+            "stopped_by": stopped_by,
+            "most_calls_per_burst": most,
+            "seconds": round(time.monotonic() - began, 3),
+        }
 
     def device_time(self) -> None:
         """Each side's call captured in a CUDA graph and its replays timed in bursts, as the steady state
@@ -808,8 +1002,10 @@ class Verification:
         compared as its steady calls are. A side whose call cannot be captured has no device time."""
         if not self.ev.baselines or not self.plan.device_time or time.monotonic() > self.deadline - 60:
             return
-        captured = {who: self.call(who, DEVICE, compare=who == CANDIDATE).reply.get("graph", "not captured")
-                    for who in (CANDIDATE, "eager")}
+        captured = {
+            who: self.call(who, DEVICE, compare=who == CANDIDATE).reply.get("graph", "not captured")
+            for who in (CANDIDATE, "eager")
+        }
         self.ev.device_time = {"captured": captured}
         if all(state == "captured" for state in captured.values()):
             self.ev.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
@@ -871,10 +1067,16 @@ class Verification:
         closing = None
         for round_number in range(plan.warmup_rounds + plan.max_samples + plan.timed_checks):
             warm = round_number < plan.warmup_rounds
-            if closing is None and not warm and len(samples[CANDIDATE]) >= plan.min_samples and (
+            if (
+                closing is None
+                and not warm
+                and len(samples[CANDIDATE]) >= plan.min_samples
+                and (
                     measurement.converged(samples, plan.target_ci, plan.min_samples)
                     or time.monotonic() - began > plan.timing_budget_s
-                    or len(samples[CANDIDATE]) >= plan.max_samples):
+                    or len(samples[CANDIDATE]) >= plan.max_samples
+                )
+            ):
                 closing = plan.timed_checks
             if closing is not None:
                 if closing == 0:
@@ -926,14 +1128,23 @@ class Verification:
             fault, self.ev.fault = self.ev.fault, None
             if fault is not None and fault.kind in ("timeout", "crashed", "memory", "protocol"):
                 self.ev.fault = fault  # the process is gone; the verdict must say why
-            self.ev.variant.update(status="failed", detail=f"at {variant} the candidate "
-                                   f"{'failed: ' + fault.detail if fault else 'broke a rule'}")
+            self.ev.variant.update(
+                status="failed", detail=f"at {variant} the candidate {'failed: ' + fault.detail if fault else 'broke a rule'}"
+            )
             raise
         mismatch = call.comparison.get("max_rel_error")
-        if call.comparison.get("shape_mismatch") or call.comparison.get("structure_mismatch") or mismatch is None \
-                or mismatch > call.tolerance or call.comparison.get("nonfinite"):
-            self.ev.variant.update(status="failed", detail=f"at {variant} the output is wrong "
-                                   f"(relative error {mismatch if mismatch is not None and math.isfinite(mismatch) else 'n/a'})")
+        if (
+            call.comparison.get("shape_mismatch")
+            or call.comparison.get("structure_mismatch")
+            or mismatch is None
+            or mismatch > call.tolerance
+            or call.comparison.get("nonfinite")
+        ):
+            self.ev.variant.update(
+                status="failed",
+                detail=f"at {variant} the output is wrong "
+                f"(relative error {mismatch if mismatch is not None and math.isfinite(mismatch) else 'n/a'})",
+            )
         else:
             self.ev.variant["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"
 
@@ -974,8 +1185,9 @@ class Verification:
         try:
             verdict = scoring.verdict(self.ev, plan=self.plan, limits=self.limits)
         except Exception as exc:  # noqa: BLE001  (evidence of a shape no check expects: still a verdict)
-            verdict = scoring.failed_verdict(self.ev, f"the harness could not judge this run's evidence ({type(exc).__name__}: "
-                                                      f"{exc}); staff can re-verify it")
+            verdict = scoring.failed_verdict(
+                self.ev, f"the harness could not judge this run's evidence ({type(exc).__name__}: {exc}); staff can re-verify it"
+            )
         self._store_baselines(verdict)
         self.progress("done")
         return verdict
@@ -1043,7 +1255,8 @@ class Verification:
                 "reference_process": "the problem alone, in a second sandbox that never loads candidate code",
                 "baseline_process": "the problem's reference timed in a third sandbox that never loads candidate code",
                 "proof_process": "a hack report's proof inputs, in a sandbox of their own, reaching the others as data"
-                if self.proof_source else None,
+                if self.proof_source
+                else None,
                 "wall_time_limit_s": self.limits.wall_time_s,
                 "build_time_limit_s": self.limits.build_time_s,
                 "call_time_limit_s": self.call_limit()[0],
@@ -1081,20 +1294,44 @@ class Verification:
         if verdict.get("status") != "verified":
             return
         measures = verdict.get("timing", {}).get("measures") or {}
-        steady, latency = (measures.get("steady_state") or {}).get("baselines") or {}, (measures.get("latency") or {}).get("baselines") or {}
-        measured = {name: {"steady_state": m, "latency": latency.get(name)} for name, m in steady.items()
-                    if name != "eager" and not m.get("cached") and m.get("rounds", 0) >= self.plan.steady_min_rounds}
+        steady, latency = (
+            (measures.get("steady_state") or {}).get("baselines") or {},
+            (measures.get("latency") or {}).get("baselines") or {},
+        )
+        measured = {
+            name: {"steady_state": m, "latency": latency.get(name)}
+            for name, m in steady.items()
+            if name != "eager" and not m.get("cached") and m.get("rounds", 0) >= self.plan.steady_min_rounds
+        }
         if measured and getattr(self, "env_key", None):
             baseline_cache.store_baselines(self.cache_dir, self.problem_source, self.env_key, measured)
 
 
-def verify(problem_source: str, candidate_source: str, *, device: str = "cpu", baselines=("eager",), limits=None,
-           on_progress=None, baseline_cache_dir=None, proof_inputs_source: str | None = None, plan=None) -> Verdict:
+def verify(
+    problem_source: str,
+    candidate_source: str,
+    *,
+    device: str = "cpu",
+    baselines=("eager",),
+    limits=None,
+    on_progress=None,
+    baseline_cache_dir=None,
+    proof_inputs_source: str | None = None,
+    plan=None,
+) -> Verdict:
     """Verify one candidate against one problem; see the module docstring for the steps."""
     names = validate(device, baselines)
-    verification = Verification(problem_source, candidate_source, device=device, baselines=names, limits=coerce(Limits, limits),
-                                plan=coerce(Plan, plan), on_progress=on_progress, baseline_cache_dir=baseline_cache_dir,
-                                proof_inputs_source=proof_inputs_source)
+    verification = Verification(
+        problem_source,
+        candidate_source,
+        device=device,
+        baselines=names,
+        limits=coerce(Limits, limits),
+        plan=coerce(Plan, plan),
+        on_progress=on_progress,
+        baseline_cache_dir=baseline_cache_dir,
+        proof_inputs_source=proof_inputs_source,
+    )
     return verification.run()
 
 
@@ -1102,9 +1339,17 @@ def build(problem_source: str, candidate_source: str, *, device: str = "cpu", li
     """Load and instantiate the candidate only (no reference, no timing), filling the build cache,
     so a batch can compile candidates in parallel before verifying them one at a time."""
     validate(device, ())
-    verification = Verification(problem_source, candidate_source, device=device, baselines=(), limits=coerce(Limits, limits),
-                                plan=Plan(speed_of_light=False), on_progress=None, baseline_cache_dir=None,
-                                proof_inputs_source=None)
+    verification = Verification(
+        problem_source,
+        candidate_source,
+        device=device,
+        baselines=(),
+        limits=coerce(Limits, limits),
+        plan=Plan(speed_of_light=False),
+        on_progress=None,
+        baseline_cache_dir=None,
+        proof_inputs_source=None,
+    )
     return verification.run(verification.build_steps)
 
 
@@ -1119,19 +1364,37 @@ def inspect_problem(problem_source: str, *, device: str = "cpu", limits=None) ->
         (root / "problem.py").write_text(problem_source)
         os.chmod(root / "problem.py", 0o644)
         view = View(device, readable=[(str(root / "problem.py"), f"{HOME}/src/problem.py")])
-        judge = SandboxedProcess(role="reference_process", view=view, log_path=root / "reference.log",
-                                 memory_bytes=memory_for(REFERENCE, limits), callsite_dir=callsite.build(),
-                                 extra_env={"TRITON_INTERPRET": "1"} if device == "cpu" else {},
-                                 allow_unconfined=not limits.require_sandbox)
+        judge = SandboxedProcess(
+            role="reference_process",
+            view=view,
+            log_path=root / "reference.log",
+            memory_bytes=memory_for(REFERENCE, limits),
+            callsite_dir=callsite.build(),
+            extra_env={"TRITON_INTERPRET": "1"} if device == "cpu" else {},
+            allow_unconfined=not limits.require_sandbox,
+        )
         try:
-            judge.request({"op": "prepare", "device": device, "problem_path": view.path(root / "problem.py")}, limits.start_time_s)
-            report = judge.request({"op": "inspect", "count_flops": True, "trial_seed": secrets.randbelow(2**62),
-                                    "seeds": [secrets.randbelow(2**62), secrets.randbelow(2**62)]}, limits.start_time_s)
+            judge.request(
+                {"op": "prepare", "device": device, "problem_path": view.path(root / "problem.py")}, limits.start_time_s
+            )
+            report = judge.request(
+                {
+                    "op": "inspect",
+                    "count_flops": True,
+                    "trial_seed": secrets.randbelow(2**62),
+                    "seeds": [secrets.randbelow(2**62), secrets.randbelow(2**62)],
+                },
+                limits.start_time_s,
+            )
         except ProcessFault as fault:
             report = {"ok": False, "harness_error": {"message": fault.detail}}
         if report.get("harness_error"):
-            return {"ok": False, "degenerate": False, "reason": f"the problem failed: {report['harness_error']['message']}",
-                    "log_excerpt": judge.log_tail()}
+            return {
+                "ok": False,
+                "degenerate": False,
+                "reason": f"the problem failed: {report['harness_error']['message']}",
+                "log_excerpt": judge.log_tail(),
+            }
         report["size_constants"] = [vars(c) for c in problem_shapes.size_constants(problem_source)]
         return scoring.clean({k: v for k, v in report.items() if k != "nonce"})
     finally:

@@ -71,12 +71,34 @@ def variants(constants: list[SizeConstant]) -> list[dict]:
 # -- the size of a problem's inputs, read without running it -----------------------------------------
 
 _CREATORS = {"randn", "rand", "zeros", "ones", "empty", "full", "randint", "normal", "randn_like"}
-_ITEM_BYTES = {"float64": 8, "double": 8, "float32": 4, "float": 4, "float16": 2, "half": 2, "bfloat16": 2,
-               "int64": 8, "long": 8, "int32": 4, "int": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1,
-               "complex64": 8, "complex128": 16}
-_OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-              ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b, ast.Mod: lambda a, b: a % b,
-              ast.Pow: lambda a, b: a ** b if abs(b) < 64 else None}
+_ITEM_BYTES = {
+    "float64": 8,
+    "double": 8,
+    "float32": 4,
+    "float": 4,
+    "float16": 2,
+    "half": 2,
+    "bfloat16": 2,
+    "int64": 8,
+    "long": 8,
+    "int32": 4,
+    "int": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+    "complex64": 8,
+    "complex128": 16,
+}
+_OPERATORS = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.FloorDiv: lambda a, b: a // b,
+    ast.Div: lambda a, b: a / b,
+    ast.Mod: lambda a, b: a % b,
+    ast.Pow: lambda a, b: a**b if abs(b) < 64 else None,
+}
 
 
 class _Unknown(Exception):
@@ -131,8 +153,11 @@ def _tensor_bytes(node: ast.AST, names: dict, tensors: dict) -> tuple[int, str]:
     if isinstance(node, ast.Name) and node.id in tensors:
         return tensors[node.id]
     dtype = None
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not (
-            isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
+    while (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and not (isinstance(node.func.value, ast.Name) and node.func.value.id == "torch")
+    ):
         method = node.func.attr
         if method in ("half", "float", "double", "bfloat16", "long", "int", "bool"):
             dtype = dtype or method
@@ -142,15 +167,22 @@ def _tensor_bytes(node: ast.AST, names: dict, tensors: dict) -> tuple[int, str]:
     if isinstance(node, ast.Name) and node.id in tensors:
         nbytes, detail = tensors[node.id]
         return nbytes, detail
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CREATORS
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in _CREATORS
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "torch"
+    ):
         raise _Unknown
     keywords = {k.arg: k.value for k in node.keywords if k.arg}
     if "dtype" in keywords and isinstance(keywords["dtype"], ast.Attribute):
         dtype = dtype or keywords["dtype"].attr
     positional = node.args
     if node.func.attr == "randint":
-        shape_node = keywords.get("size") or (positional[2] if len(positional) > 2 else positional[1] if len(positional) > 1 else None)
+        shape_node = keywords.get("size") or (
+            positional[2] if len(positional) > 2 else positional[1] if len(positional) > 1 else None
+        )
         dtype = dtype or "int64"
         if shape_node is None:
             raise _Unknown

@@ -51,7 +51,8 @@ def _leaves(value) -> list:
 def _spec(leaves: list) -> list[dict]:
     return [
         {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "device": t.device.type}
-        if isinstance(t, torch.Tensor) else {"type": type(t).__name__}
+        if isinstance(t, torch.Tensor)
+        else {"type": type(t).__name__}
         for t in leaves
     ]
 
@@ -213,8 +214,8 @@ class ReferenceProcess:
         (length,) = struct.unpack_from("<I", payload)
         if length > PROOF_SPEC_BYTES:
             raise ValueError("the proof's input description is too large")
-        spec = json.loads(payload[4:4 + length])
-        raw = memoryview(payload)[4 + length:]
+        spec = json.loads(payload[4 : 4 + length])
+        raw = memoryview(payload)[4 + length :]
         proof = _decode_inputs(spec, raw, self.device)
         _of_the_problems_kind(proof, self._generate(request["seed"], None))
         self.proof_inputs = proof
@@ -225,8 +226,11 @@ class ReferenceProcess:
     def feed(self, request: dict) -> dict:
         """One call's inputs (a proof's, or fresh ones)."""
         seed = request["seed"]
-        args = [a.clone() if isinstance(a, torch.Tensor) else a for a in self.proof_inputs] if request.get("proof") \
+        args = (
+            [a.clone() if isinstance(a, torch.Tensor) else a for a in self.proof_inputs]
+            if request.get("proof")
             else self._generate(seed, request.get("variant"))
+        )
         return self._hand_out([(seed, args)], request, ends=False)
 
     def feed_burst(self, request: dict) -> dict:
@@ -245,8 +249,12 @@ class ReferenceProcess:
                 self.kept[seed] = {"inputs": args}
         courier = self.baseline_courier if baseline else self.courier
         courier.feed(items, request.get("max_output_bytes", 0), ends=ends)
-        spec = [{"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}} if isinstance(v, torch.Tensor)
-                else {"value": values.encode(v)} for v in calls[0][1]]
+        spec = [
+            {"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}}
+            if isinstance(v, torch.Tensor)
+            else {"value": values.encode(v)}
+            for v in calls[0][1]
+        ]
         return {"ok": True, "inputs": spec}
 
     def compare(self, request: dict) -> dict:
@@ -264,7 +272,9 @@ class ReferenceProcess:
         # (outputs that underflow float32, long recurrences), no float32 candidate can match float64:
         # candidates are held to the float32 output instead (`float32_reference_inexact`).
         error = calibration.get("max_rel_error")
-        inexact = error is not None and not math.isnan(error) and error > tolerance.CEILING and not calibration.get("reference_nan")
+        inexact = (
+            error is not None and not math.isnan(error) and error > tolerance.CEILING and not calibration.get("reference_nan")
+        )
         try:
             got_structure, leaves, raised = frames.parse_outputs(captured)
         except (frames.FrameError, ValueError, RuntimeError) as exc:
@@ -272,9 +282,15 @@ class ReferenceProcess:
         result = comparison.compare_outputs(got_structure, leaves, structure, reference)
         if inexact:
             result["against_float32"] = comparison.compare_outputs(got_structure, leaves, structure, fp32)
-        return {"ok": True, "comparison": result, "spec": _spec(fp32), "precision": precision,
-                "float32_error": {k: calibration.get(k) for k in ("max_abs_error", "max_rel_error", "rel_l2_error", "nonfinite")},
-                "output_scale": calibration.get("output_scale"), "reference_nan": calibration.get("reference_nan")}
+        return {
+            "ok": True,
+            "comparison": result,
+            "spec": _spec(fp32),
+            "precision": precision,
+            "float32_error": {k: calibration.get(k) for k in ("max_abs_error", "max_rel_error", "rel_l2_error", "nonfinite")},
+            "output_scale": calibration.get("output_scale"),
+            "reference_nan": calibration.get("reference_nan"),
+        }
 
     def forget(self, request: dict) -> dict:
         """Drop a call that is not compared; for a forward that carries state, run it anyway, so the
@@ -300,8 +316,11 @@ class ReferenceProcess:
 
     def check_in(self, request: dict) -> dict:
         """Whether the capture pipe has carried anything out of protocol so far."""
-        return {"ok": True, "violation": self.courier.violation if self.courier else None,
-                "baseline_violation": self.baseline_courier.violation if self.baseline_courier else None}
+        return {
+            "ok": True,
+            "violation": self.courier.violation if self.courier else None,
+            "baseline_violation": self.baseline_courier.violation if self.baseline_courier else None,
+        }
 
     # -- the problem itself -------------------------------------------------------------------------
 
@@ -339,8 +358,7 @@ class ReferenceProcess:
         noise = rounding["max_abs_error"] or 0.0
         variation = across["max_abs_error"]
         constant = all(
-            isinstance(t, torch.Tensor) and t.numel() > 0 and bool((t == t.reshape(-1)[0]).all().item())
-            for t in ref_a + ref_b
+            isinstance(t, torch.Tensor) and t.numel() > 0 and bool((t == t.reshape(-1)[0]).all().item()) for t in ref_a + ref_b
         )
         independent = variation is not None and variation <= max(4 * noise, 0.0)
         parameters = list(self.model32.parameters()) + list(self.model32.buffers())
@@ -348,8 +366,10 @@ class ReferenceProcess:
         if constant:
             reasons.append("every element of the output has the same value on every input")
         elif independent:
-            reasons.append(f"the output does not depend on the inputs: two input sets give outputs {variation:.3g} "
-                           f"apart, within float32 rounding ({noise:.3g})")
+            reasons.append(
+                f"the output does not depend on the inputs: two input sets give outputs {variation:.3g} "
+                f"apart, within float32 rounding ({noise:.3g})"
+            )
         output_bytes = _bytes_of(fp32_a)
         return {
             "ok": True,
@@ -394,15 +414,19 @@ def _of_the_problems_kind(proof: list, own: list) -> None:
     for index, (given, expected) in enumerate(zip(proof, own)):
         if isinstance(expected, torch.Tensor):
             if not isinstance(given, torch.Tensor) or given.dtype != expected.dtype or given.shape != expected.shape:
-                raise ValueError(f"the proof's input {index} must be a {str(expected.dtype).removeprefix('torch.')} tensor "
-                                 f"of shape {list(expected.shape)}, as the problem's is")
+                raise ValueError(
+                    f"the proof's input {index} must be a {str(expected.dtype).removeprefix('torch.')} tensor "
+                    f"of shape {list(expected.shape)}, as the problem's is"
+                )
             if given.is_floating_point() and given.numel():
                 if not bool(torch.isfinite(given).all()):
                     raise ValueError(f"the proof's input {index} holds NaN or infinity")
                 bound = PROOF_MAGNITUDE * max(1.0, float(expected.abs().max())) if expected.numel() else PROOF_MAGNITUDE
                 if float(given.abs().max()) > bound:
-                    raise ValueError(f"the proof's input {index} reaches {float(given.abs().max()):.3g}, beyond "
-                                     f"{PROOF_MAGNITUDE:g} times the problem's own inputs ({bound:.3g})")
+                    raise ValueError(
+                        f"the proof's input {index} reaches {float(given.abs().max()):.3g}, beyond "
+                        f"{PROOF_MAGNITUDE:g} times the problem's own inputs ({bound:.3g})"
+                    )
         elif type(given) is not type(expected):
             raise ValueError(f"the proof's input {index} must be a {type(expected).__name__}, as the problem's is")
 
@@ -422,7 +446,7 @@ def _decode_inputs(spec: list, raw: memoryview, device: str) -> list:
             nbytes = numel * torch.empty(0, dtype=dtype).element_size()
             if offset + nbytes > len(raw):
                 raise ValueError("the proof's inputs are shorter than their description")
-            chunk = torch.frombuffer(bytearray(raw[offset:offset + nbytes]), dtype=torch.uint8) if nbytes else None
+            chunk = torch.frombuffer(bytearray(raw[offset : offset + nbytes]), dtype=torch.uint8) if nbytes else None
             args.append(chunk.view(dtype).reshape(shape).to(device) if nbytes else torch.empty(shape, dtype=dtype, device=device))
             offset += nbytes
         else:
@@ -447,7 +471,17 @@ _HANDLERS = {
 }
 
 
-def main(read_fd: int, write_fd: int, capture_fd: int = -1, input_fd: int = -1, proof_fd: int = -1,
-         baseline_ready_fd: int = -1, baseline_input_fd: int = -1) -> None:
-    serve(Channel(read_fd, write_fd), _HANDLERS,
-          ReferenceProcess(capture_fd, input_fd, proof_fd, baseline_ready_fd, baseline_input_fd))
+def main(
+    read_fd: int,
+    write_fd: int,
+    capture_fd: int = -1,
+    input_fd: int = -1,
+    proof_fd: int = -1,
+    baseline_ready_fd: int = -1,
+    baseline_input_fd: int = -1,
+) -> None:
+    serve(
+        Channel(read_fd, write_fd),
+        _HANDLERS,
+        ReferenceProcess(capture_fd, input_fd, proof_fd, baseline_ready_fd, baseline_input_fd),
+    )

@@ -51,9 +51,22 @@ HOME = "/work"
 # Passed through as they are: what CUDA, compilers and the host's multicast policy need. Nothing
 # else of the parent's environment (database and broker URLs, secrets, tokens) reaches a child.
 PASSED_THROUGH = (
-    "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-    "TORCH_CUDA_ARCH_LIST", "CC", "CXX", "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS",
-    "OMP_NUM_THREADS", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH", "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "TORCH_CUDA_ARCH_LIST",
+    "CC",
+    "CXX",
+    "NCCL_NVLS_ENABLE",
+    "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+    "NVSHMEM_DISABLE_NVLS",
+    "OMP_NUM_THREADS",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "LD_LIBRARY_PATH",
+    "PATH",
 )
 
 BOOT = (
@@ -82,6 +95,7 @@ class NotConfined(RuntimeError):
 
 
 # -- what this host offers -------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Confinement:
@@ -113,11 +127,15 @@ def _probe() -> Confinement:
         return Confinement(False, "", f"bubblewrap could not start: {exc}")
     if done.returncode != 0:
         return Confinement(False, "", f"bubblewrap refused to start a sandbox here: {done.stderr.strip()[-500:]}")
-    return Confinement(True, version or "bubblewrap", "bubblewrap: new user, PID, network, IPC, UTS and cgroup namespaces, "
-                                                      f"uid {SANDBOX_UID}, no capabilities")
+    return Confinement(
+        True,
+        version or "bubblewrap",
+        f"bubblewrap: new user, PID, network, IPC, UTS and cgroup namespaces, uid {SANDBOX_UID}, no capabilities",
+    )
 
 
 # -- the view one confined process gets ------------------------------------------------------------
+
 
 @dataclass
 class View:
@@ -137,7 +155,7 @@ class View:
         if confinement().confined:
             for host, target in self.readable + self.writable:
                 if source == host or source.startswith(host + "/"):
-                    return target + source[len(host):]
+                    return target + source[len(host) :]
         return source
 
 
@@ -184,8 +202,9 @@ def bytecode_cache() -> Path | None:
         return None
     paths = _bytecode_sources()
     # A new install changes a site-packages folder's entries, hence its mtime: a new cache.
-    key = hashlib.sha256(json.dumps([sys.implementation.cache_tag] + [(p, os.stat(p).st_mtime_ns) for p in paths])
-                         .encode()).hexdigest()[:24]
+    key = hashlib.sha256(
+        json.dumps([sys.implementation.cache_tag] + [(p, os.stat(p).st_mtime_ns) for p in paths]).encode()
+    ).hexdigest()[:24]
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kernel-court" / "bytecode" / key
     done = cache / ".complete"
     if done.exists():
@@ -196,8 +215,12 @@ def bytecode_cache() -> Path | None:
     with open(cache.parent / f"{key}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # several workers starting at once compile it once
         if not done.exists():
-            subprocess.run([sys.executable, "-X", f"pycache_prefix={cache}", "-m", "compileall", "-q", "-j", "0", *paths],
-                           capture_output=True, timeout=1800, check=False)
+            subprocess.run(
+                [sys.executable, "-X", f"pycache_prefix={cache}", "-m", "compileall", "-q", "-j", "0", *paths],
+                capture_output=True,
+                timeout=1800,
+                check=False,
+            )
             done.write_text(json.dumps(paths))
     return cache
 
@@ -254,11 +277,44 @@ def _passwd_files() -> tuple[str, str]:
 def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
     """The bwrap command line confining one process to `view` (the program and its arguments follow)."""
     command = [
-        tool, "--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
-        "--cap-drop", "ALL", "--die-with-parent", "--new-session", "--hostname", "sandbox",
-        "--ro-bind", "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--size", str(64 * 2**20), "--tmpfs", "/dev/shm",
-        "--size", str(view.home_bytes), "--tmpfs", HOME, "--dir", HOME + "/tmp",
-        "--size", str(64 * 2**20), "--tmpfs", "/tmp", "--chdir", HOME, "--clearenv",
+        tool,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        str(64 * 2**20),
+        "--tmpfs",
+        "/dev/shm",
+        "--size",
+        str(view.home_bytes),
+        "--tmpfs",
+        HOME,
+        "--dir",
+        HOME + "/tmp",
+        "--size",
+        str(64 * 2**20),
+        "--tmpfs",
+        "/tmp",
+        "--chdir",
+        HOME,
+        "--clearenv",
     ]
     for name in ("/bin", "/lib", "/lib64", "/sbin", "/lib32"):
         if os.path.islink(name):
@@ -288,12 +344,17 @@ def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
 
 # -- the child's half ------------------------------------------------------------------------------
 
+
 def confine_self(settings: dict) -> None:
     """Run first in every child, before torch or any user code: limits it cannot raise (it has no
     capabilities) and no readable memory."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for name, key in (("RLIMIT_FSIZE", "file_size_bytes"), ("RLIMIT_NOFILE", "open_files"), ("RLIMIT_NPROC", "processes"),
-                      ("RLIMIT_AS", "address_space_bytes")):
+    for name, key in (
+        ("RLIMIT_FSIZE", "file_size_bytes"),
+        ("RLIMIT_NOFILE", "open_files"),
+        ("RLIMIT_NPROC", "processes"),
+        ("RLIMIT_AS", "address_space_bytes"),
+    ):
         value = settings.get(key)
         if value:
             soft, hard = resource.getrlimit(getattr(resource, name))
@@ -306,6 +367,7 @@ def confine_self(settings: dict) -> None:
 
 
 # -- the parent's half -----------------------------------------------------------------------------
+
 
 def _descendants(pid: int) -> list[int]:
     found, stack = [], [pid]
@@ -391,9 +453,19 @@ class Launch:
             shutil.rmtree(self.fallback_home, ignore_errors=True)
 
 
-def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsite_dir: Path | None = None,
-           extra_env: dict[str, str] | None = None, allow_unconfined: bool = False, processes: int = 4096,
-           open_files: int = 4096, file_size_bytes: int = 8 * 2**30) -> Launch:
+def launch(
+    view: View,
+    *,
+    module: str,
+    memory_bytes: int,
+    fds: list[int],
+    callsite_dir: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    allow_unconfined: bool = False,
+    processes: int = 4096,
+    open_files: int = 4096,
+    file_size_bytes: int = 8 * 2**30,
+) -> Launch:
     """The command confining `module` to `view`: its `main(*fds)` runs, or (no fds) the module as __main__.
     Without bubblewrap, only when `allow_unconfined` (raises NotConfined otherwise)."""
     state = confinement()
@@ -427,8 +499,15 @@ def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsi
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     # The environment's own tools first (ninja, which load_inline builds with, lives beside Python).
     env["PATH"] = ":".join([os.path.dirname(sys.executable), env.get("PATH") or "/usr/local/bin:/usr/bin:/bin"])
-    env.update(HOME=home, TMPDIR=f"{home}/tmp", USER="sandbox", LOGNAME="sandbox", PYTHONDONTWRITEBYTECODE="1",
-               PYTHONHASHSEED="0", OMP_WAIT_POLICY="PASSIVE")
+    env.update(
+        HOME=home,
+        TMPDIR=f"{home}/tmp",
+        USER="sandbox",
+        LOGNAME="sandbox",
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONHASHSEED="0",
+        OMP_WAIT_POLICY="PASSIVE",
+    )
     env.update(extra_env or {})
     command = [*prefix]
     if state.confined:
@@ -440,9 +519,16 @@ def launch(view: View, *, module: str, memory_bytes: int, fds: list[int], callsi
     group = cgroups.create(module.rsplit(".", 1)[-1], memory_bytes=int(memory_bytes * 1.25) + 2**28, processes=processes)
     if group is not None:
         command = group.enter(command)
-    return Launch(command, env, "/" if state.confined else home, network,
-                  {k: settings[k] for k in ("file_size_bytes", "open_files", "processes")},
-                  settings["address_space_bytes"] is not None, fallback_home, group)
+    return Launch(
+        command,
+        env,
+        "/" if state.confined else home,
+        network,
+        {k: settings[k] for k in ("file_size_bytes", "open_files", "processes")},
+        settings["address_space_bytes"] is not None,
+        fallback_home,
+        group,
+    )
 
 
 class SandboxedProcess:
@@ -452,9 +538,21 @@ class SandboxedProcess:
     reach its `main` after the channel's two, -1 for one it does not get). Without bubblewrap it runs only when
     `allow_unconfined`, and `report()` says it was not confined."""
 
-    def __init__(self, *, role: str, view: View, log_path: Path, memory_bytes: int, callsite_dir: Path | None = None,
-                 extra_env: dict[str, str] | None = None, pass_fds: tuple[int, ...] = (), allow_unconfined: bool = False,
-                 processes: int = 4096, open_files: int = 4096, file_size_bytes: int = 8 * 2**30):
+    def __init__(
+        self,
+        *,
+        role: str,
+        view: View,
+        log_path: Path,
+        memory_bytes: int,
+        callsite_dir: Path | None = None,
+        extra_env: dict[str, str] | None = None,
+        pass_fds: tuple[int, ...] = (),
+        allow_unconfined: bool = False,
+        processes: int = 4096,
+        open_files: int = 4096,
+        file_size_bytes: int = 8 * 2**30,
+    ):
         self.role = role
         self.view = view
         self.log_path = log_path
@@ -465,10 +563,18 @@ class SandboxedProcess:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         try:
-            started = launch(view, module=f"evaluation.harness.{role}", memory_bytes=memory_bytes,
-                             fds=[to_child_r, from_child_w, *pass_fds], callsite_dir=callsite_dir, extra_env=extra_env,
-                             allow_unconfined=allow_unconfined, processes=processes, open_files=open_files,
-                             file_size_bytes=file_size_bytes)
+            started = launch(
+                view,
+                module=f"evaluation.harness.{role}",
+                memory_bytes=memory_bytes,
+                fds=[to_child_r, from_child_w, *pass_fds],
+                callsite_dir=callsite_dir,
+                extra_env=extra_env,
+                allow_unconfined=allow_unconfined,
+                processes=processes,
+                open_files=open_files,
+                file_size_bytes=file_size_bytes,
+            )
         except NotConfined:
             for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
                 os.close(fd)
@@ -479,8 +585,14 @@ class SandboxedProcess:
         self.group = started.group
         with open(log_path, "ab") as log:
             self._process = subprocess.Popen(
-                started.command, cwd=started.cwd, env=started.env, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                pass_fds=(to_child_r, from_child_w, *(fd for fd in pass_fds if fd >= 0)), start_new_session=True,
+                started.command,
+                cwd=started.cwd,
+                env=started.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                pass_fds=(to_child_r, from_child_w, *(fd for fd in pass_fds if fd >= 0)),
+                start_new_session=True,
             )
         os.close(to_child_r)
         os.close(from_child_w)
@@ -508,9 +620,12 @@ class SandboxedProcess:
         self.peak_resident_bytes = max(self.peak_resident_bytes, resident)
         if resident > self.memory_bytes:
             self.kill()
-            raise ProcessFault("memory", f"its memory (resident, or charged to its control group: files in memory and "
-                               f"shared memory count) reached {resident / 2**30:.1f} GiB, over the "
-                               f"{self.memory_bytes / 2**30:.1f} GiB limit, and it was killed")
+            raise ProcessFault(
+                "memory",
+                f"its memory (resident, or charged to its control group: files in memory and "
+                f"shared memory count) reached {resident / 2**30:.1f} GiB, over the "
+                f"{self.memory_bytes / 2**30:.1f} GiB limit, and it was killed",
+            )
 
     def request(self, message: dict, timeout: float) -> dict:
         """Send one request and return the one reply, or raise ProcessFault."""
@@ -542,8 +657,11 @@ class SandboxedProcess:
             self.kill()
             code = self._process.wait()
         if self.group is not None and self.group.ran_out_of_memory():
-            return ProcessFault("memory", f"the kernel killed it at its memory limit ({self.group.memory_bytes / 2**30:.1f} "
-                                "GiB, counting files in memory and shared memory)")
+            return ProcessFault(
+                "memory",
+                f"the kernel killed it at its memory limit ({self.group.memory_bytes / 2**30:.1f} "
+                "GiB, counting files in memory and shared memory)",
+            )
         return ProcessFault("crashed", f"the process ended {when} ({describe_exit(code)})")
 
     def kill(self) -> None:
@@ -587,12 +705,16 @@ class SandboxedProcess:
             "process": f"a separate {self.role.replace('_', ' ')} in its own session",
             "user": f"uid {SANDBOX_UID} in its own user namespace, no capabilities" if confined else "the worker's own user",
             "namespaces": ["user", "pid", "network", "ipc", "uts", "cgroup", "mount"] if confined else [],
-            "filesystem": ("read-only binds of /usr, the Python environment and the harness; a private tmpfs home "
-                           f"of {self.view.home_bytes / 2**30:.1f} GiB; its own build cache") if confined
+            "filesystem": (
+                "read-only binds of /usr, the Python environment and the harness; a private tmpfs home "
+                f"of {self.view.home_bytes / 2**30:.1f} GiB; its own build cache"
+            )
+            if confined
             else "the worker's filesystem, with the worker's permissions",
             "network": self.network,
             "memory_limit_bytes": self.memory_bytes,
-            "memory_enforced_by": ["resident-memory watchdog"] + (["RLIMIT_AS"] if self.address_space_limited else [])
+            "memory_enforced_by": ["resident-memory watchdog"]
+            + (["RLIMIT_AS"] if self.address_space_limited else [])
             + ([f"cgroup v{self.group.version} (memory, counting tmpfs and memfd pages; processes)"] if self.group else []),
             "limits": self.limits,
             "environment": sorted(self.environment),

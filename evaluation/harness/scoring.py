@@ -60,8 +60,6 @@ def _correctness(ev: Evidence, plan) -> dict:
     }
 
 
-
-
 def _latency(ev: Evidence, plan) -> dict | None:
     candidate = ev.timed_samples(CANDIDATE)
     if not candidate:
@@ -76,9 +74,13 @@ def _latency(ev: Evidence, plan) -> dict | None:
     measured = measurement.summarize(candidate)
     # Each latency round times one call of every side: the i-th samples of two sides share a round.
     paired = {i: [x] for i, x in enumerate(candidate)}
-    intervals = {name: measurement.speedup_interval({i: [x] for i, x in enumerate(ev.timed_samples(name))}, paired,
-                                                   resamples=plan.bootstrap_resamples)
-                 for name in baselines if not baselines[name].get("cached")}
+    intervals = {
+        name: measurement.speedup_interval(
+            {i: [x] for i, x in enumerate(ev.timed_samples(name))}, paired, resamples=plan.bootstrap_resamples
+        )
+        for name in baselines
+        if not baselines[name].get("cached")
+    }
     return {
         "what": "one call at a time on an idle device, the device synchronized after each (what a single call waits)",
         "speedup_intervals": {name: list(i) if i else None for name, i in intervals.items()},
@@ -136,33 +138,54 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
     stages = [b for b in ev.bursts if b.get("phase", STEADY) == STEADY and b["round"] > 0]
     return {
         "what": "calls back to back, each on fresh inputs, as a model calling the kernel in a loop sees it",
-        "method": (f"bursts of up to {steady.get('most_calls_per_burst')} calls, one burst of each side per round in "
-                   f"shuffled order, each side in its own process; {device}"
-                   f"{'; the device held before each call until the host has issued all of it' if ev.device == 'cuda' else ''}"
-                   "; inputs uploaded and the cache flushed between calls outside the interval; one device-wide "
-                   "synchronize per burst, after which no work may be left (check no_hidden_work); median; 95% "
-                   "intervals by a paired bootstrap over rounds"),
+        "method": (
+            f"bursts of up to {steady.get('most_calls_per_burst')} calls, one burst of each side per round in "
+            f"shuffled order, each side in its own process; {device}"
+            f"{'; the device held before each call until the host has issued all of it' if ev.device == 'cuda' else ''}"
+            "; inputs uploaded and the cache flushed between calls outside the interval; one device-wide "
+            "synchronize per burst, after which no work may be left (check no_hidden_work); median; 95% "
+            "intervals by a paired bootstrap over rounds"
+        ),
         **measured,
         "rounds": steady.get("rounds"),
         "stopped_by": steady.get("stopped_by"),
         # What the device still had to do after each side's bursts (check no_hidden_work), median and most,
         # in µs; `idle_sync`: the same synchronize again at once, on the idle device (the host's own share).
-        "leftover_us": {who: {"median": statistics.median(values) * 1e3, "max": max(values) * 1e3, "bursts": len(values),
-                              **({"idle_sync": statistics.median(idle) * 1e3} if (idle := [
-                                  b["idle_sync_ms"] for b in stages if b["who"] == who
-                                  and b.get("idle_sync_ms") is not None]) else {})}
-                        for who in (CANDIDATE, *ev.baselines)
-                        if (values := [b["leftover_ms"] for b in stages if b["who"] == who])},
+        "leftover_us": {
+            who: {
+                "median": statistics.median(values) * 1e3,
+                "max": max(values) * 1e3,
+                "bursts": len(values),
+                **(
+                    {"idle_sync": statistics.median(idle) * 1e3}
+                    if (idle := [b["idle_sync_ms"] for b in stages if b["who"] == who and b.get("idle_sync_ms") is not None])
+                    else {}
+                ),
+            }
+            for who in (CANDIDATE, *ev.baselines)
+            if (values := [b["leftover_ms"] for b in stages if b["who"] == who])
+        },
         # Sides some of whose calls wait for the device inside the call: they ran without the hold, the
         # host's issuing inside their intervals.
         "ungated": sorted({b["who"] for b in stages if b.get("gated") is False} if ev.device == "cuda" else []),
-        "gate_forced_calls": {who: n for who in (CANDIDATE, *ev.baselines)
-                              if (n := sum(b.get("gate_forced", 0) for b in ev.bursts if b["who"] == who))},
+        "gate_forced_calls": {
+            who: n
+            for who in (CANDIDATE, *ev.baselines)
+            if (n := sum(b.get("gate_forced", 0) for b in ev.bursts if b["who"] == who))
+        },
         # Each call's gap from its end to the device drained, less the host's own share (the same gap after
         # a write of the harness's), median per side, µs (check no_hidden_work).
-        "settle_us": {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines)
-                      if (gaps := [c.timing["settle_ms"] for c in ev.calls if c.who == who and c.phase == STEADY
-                                   and (c.timing or {}).get("settle_ms") is not None])},
+        "settle_us": {
+            who: statistics.median(gaps) * 1e3
+            for who in (CANDIDATE, *ev.baselines)
+            if (
+                gaps := [
+                    c.timing["settle_ms"]
+                    for c in ev.calls
+                    if c.who == who and c.phase == STEADY and (c.timing or {}).get("settle_ms") is not None
+                ]
+            )
+        },
         "converged": steady.get("stopped_by") == "interval",
     }
 
@@ -175,15 +198,25 @@ def _device_time(ev: Evidence, plan) -> dict | None:
     unavailable = {who: why for who, why in state.get("captured", {}).items() if why != "captured"}
     return {
         "what": "the call captured in a CUDA graph and replayed: the device's own time for it, no launch from the host",
-        "method": ("each side's call captured once in a CUDA graph on the harness's input buffers; replays in bursts as "
-                   "the steady state's calls, each on fresh inputs, the cache flushed before each, CUDA events around "
-                   "each replay; median; 95% intervals by a paired bootstrap over rounds"),
+        "method": (
+            "each side's call captured once in a CUDA graph on the harness's input buffers; replays in bursts as "
+            "the steady state's calls, each on fresh inputs, the cache flushed before each, CUDA events around "
+            "each replay; median; 95% intervals by a paired bootstrap over rounds"
+        ),
         **(measured or {}),
         "unavailable": unavailable,
         # As the steady state's (check no_hidden_work uses these as its control), µs.
-        "settle_us": {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines)
-                      if (gaps := [c.timing["settle_ms"] for c in ev.calls if c.who == who and c.phase == DEVICE
-                                   and (c.timing or {}).get("settle_ms") is not None])},
+        "settle_us": {
+            who: statistics.median(gaps) * 1e3
+            for who in (CANDIDATE, *ev.baselines)
+            if (
+                gaps := [
+                    c.timing["settle_ms"]
+                    for c in ev.calls
+                    if c.who == who and c.phase == DEVICE and (c.timing or {}).get("settle_ms") is not None
+                ]
+            )
+        },
         "rounds": state.get("rounds"),
         "stopped_by": state.get("stopped_by"),
         "converged": state.get("stopped_by") == "interval",
@@ -256,10 +289,13 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
     if status == VERIFIED and ev.baselines and samples < needed:
         # Right on every checked call, but with no speed worth stating: the timing loop stops a minute
         # before the wall limit, and a slow build or a wait for the device can leave it no time.
-        first = {"name": "timing_complete", "status": TIMEOUT,
-                 "detail": f"the wall limit ({limits.wall_time_s:.0f} s) came before the timing did: {samples} timed "
-                           f"samples of the {needed} the plan needs, too few to state a speed (the "
-                           f"{correctness['checked_calls']} checked calls were right)"}
+        first = {
+            "name": "timing_complete",
+            "status": TIMEOUT,
+            "detail": f"the wall limit ({limits.wall_time_s:.0f} s) came before the timing did: {samples} timed "
+            f"samples of the {needed} the plan needs, too few to state a speed (the "
+            f"{correctness['checked_calls']} checked calls were right)",
+        }
         status = TIMEOUT
         entries = [*entries, {"name": first["name"], "passed": False, "detail": first["detail"]}]
     result = {
@@ -285,9 +321,21 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
 
 def failed_verdict(ev: Evidence, reason: str) -> Verdict:
     """The verdict when the evidence cannot be judged: an error of the harness's, saying so."""
-    return clean({
-        "harness_version": HARNESS_VERSION, "status": "error", "reason": reason,
-        "checks": [{"name": "harness_judged", "passed": False, "detail": reason}], "correctness": {}, "flags": [],
-        "flag_details": {}, "kernels": {}, "static": ev.static, "problem": {}, "env": ev.env or {}, "sandbox": ev.sandbox,
-        "log_excerpt": ev.log_excerpt, "cost": ev.cost,
-    })
+    return clean(
+        {
+            "harness_version": HARNESS_VERSION,
+            "status": "error",
+            "reason": reason,
+            "checks": [{"name": "harness_judged", "passed": False, "detail": reason}],
+            "correctness": {},
+            "flags": [],
+            "flag_details": {},
+            "kernels": {},
+            "static": ev.static,
+            "problem": {},
+            "env": ev.env or {},
+            "sandbox": ev.sandbox,
+            "log_excerpt": ev.log_excerpt,
+            "cost": ev.cost,
+        }
+    )

@@ -12,8 +12,10 @@ def error_facts(exc: BaseException) -> dict:
         "type": type(exc).__name__,
         "message": text[:2000],
         "traceback": "".join(traceback.format_exception(exc))[-3000:],
-        "cuda": "cuda error" in lowered or "illegal memory access" in lowered or "device-side assert" in lowered
-                or type(exc).__name__ == "AcceleratorError",
+        "cuda": "cuda error" in lowered
+        or "illegal memory access" in lowered
+        or "device-side assert" in lowered
+        or type(exc).__name__ == "AcceleratorError",
         "memory": isinstance(exc, MemoryError) or "out of memory" in lowered or "can't allocate memory" in lowered,
     }
 

@@ -11,24 +11,79 @@ import ast
 # fact -> dotted names (after resolving imports and aliases); a name matches a pattern when it
 # equals it or lies under it ("torch.cuda.Stream" lies under "torch.cuda").
 PATTERNS = {
-    "custom_cuda": ("torch.utils.cpp_extension", "cupy.RawKernel", "cupy.RawModule", "torch.cuda.jiterator",
-                    "pycuda", "numba.cuda", "cuda.bindings", "cuda.core"),
+    "custom_cuda": (
+        "torch.utils.cpp_extension",
+        "cupy.RawKernel",
+        "cupy.RawModule",
+        "torch.cuda.jiterator",
+        "pycuda",
+        "numba.cuda",
+        "cuda.bindings",
+        "cuda.core",
+    ),
     "triton": ("triton",),
-    "streams": ("torch.cuda.Stream", "torch.cuda.stream", "torch.cuda.current_stream", "torch.cuda.set_stream",
-                "torch.cuda.ExternalStream", "torch.cuda.default_stream"),
+    "streams": (
+        "torch.cuda.Stream",
+        "torch.cuda.stream",
+        "torch.cuda.current_stream",
+        "torch.cuda.set_stream",
+        "torch.cuda.ExternalStream",
+        "torch.cuda.default_stream",
+    ),
     "cuda_graphs": ("torch.cuda.CUDAGraph", "torch.cuda.graph", "torch.cuda.make_graphed_callables", "torch.cuda.graphs"),
     "threads": ("threading", "_thread", "concurrent.futures"),
-    "processes": ("multiprocessing", "subprocess", "torch.multiprocessing", "os.fork", "os.system", "os.popen",
-                  "os.spawnl", "os.spawnv", "os.execv", "os.execl", "os.posix_spawn", "os.forkpty"),
-    "precision_changes": ("torch.float16", "torch.half", "torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e5m2",
-                          "torch.autocast", "torch.cuda.amp", "torch.amp", "torch.cpu.amp", "torch.set_float32_matmul_precision",
-                          "torch.backends.cuda.matmul.allow_tf32", "torch.backends.cudnn.allow_tf32",
-                          "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
-                          "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction"),
-    "global_state": ("torch.backends", "torch.set_default_dtype", "torch.set_default_device", "torch.set_num_threads",
-                     "torch.use_deterministic_algorithms", "torch.set_default_tensor_type", "torch.set_flush_denormal"),
-    "introspection": ("gc", "inspect", "sys._getframe", "sys.modules", "sys.settrace", "sys.setprofile", "ctypes",
-                      "builtins", "threading.settrace", "threading.setprofile", "importlib"),
+    "processes": (
+        "multiprocessing",
+        "subprocess",
+        "torch.multiprocessing",
+        "os.fork",
+        "os.system",
+        "os.popen",
+        "os.spawnl",
+        "os.spawnv",
+        "os.execv",
+        "os.execl",
+        "os.posix_spawn",
+        "os.forkpty",
+    ),
+    "precision_changes": (
+        "torch.float16",
+        "torch.half",
+        "torch.bfloat16",
+        "torch.float8_e4m3fn",
+        "torch.float8_e5m2",
+        "torch.autocast",
+        "torch.cuda.amp",
+        "torch.amp",
+        "torch.cpu.amp",
+        "torch.set_float32_matmul_precision",
+        "torch.backends.cuda.matmul.allow_tf32",
+        "torch.backends.cudnn.allow_tf32",
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction",
+    ),
+    "global_state": (
+        "torch.backends",
+        "torch.set_default_dtype",
+        "torch.set_default_device",
+        "torch.set_num_threads",
+        "torch.use_deterministic_algorithms",
+        "torch.set_default_tensor_type",
+        "torch.set_flush_denormal",
+    ),
+    "introspection": (
+        "gc",
+        "inspect",
+        "sys._getframe",
+        "sys.modules",
+        "sys.settrace",
+        "sys.setprofile",
+        "ctypes",
+        "builtins",
+        "threading.settrace",
+        "threading.setprofile",
+        "importlib",
+    ),
     "clocks": ("time", "timeit", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.Event.elapsed_time"),
     "network": ("socket", "urllib", "http", "requests", "httpx", "ftplib", "smtplib", "ssl", "aiohttp"),
     "environment": ("os.environ", "os.getenv", "os.putenv", "os.unsetenv"),
@@ -37,8 +92,18 @@ PATTERNS = {
 }
 # Method names that change precision whatever they are called on.
 PRECISION_METHODS = {"half", "bfloat16"}
-INTROSPECTION_ATTRIBUTES = {"__code__", "__globals__", "__closure__", "__builtins__", "f_back", "f_locals", "f_globals",
-                            "gi_frame", "tb_frame", "__subclasses__"}
+INTROSPECTION_ATTRIBUTES = {
+    "__code__",
+    "__globals__",
+    "__closure__",
+    "__builtins__",
+    "f_back",
+    "f_locals",
+    "f_globals",
+    "gi_frame",
+    "tb_frame",
+    "__subclasses__",
+}
 
 
 def _dotted(node: ast.AST) -> str | None:
@@ -111,8 +176,12 @@ def analyze(source: str) -> dict:
     try:
         tree = ast.parse(source)
     except SyntaxError as exc:
-        return {"parse_error": f"SyntaxError at line {exc.lineno}: {exc.msg}", "facts": {}, "defines_model_new": False,
-                "names_model_new": names_model_new}
+        return {
+            "parse_error": f"SyntaxError at line {exc.lineno}: {exc.msg}",
+            "facts": {},
+            "defines_model_new": False,
+            "names_model_new": names_model_new,
+        }
     aliases = _aliases(tree)
     facts: dict[str, set[int]] = {name: set() for name in PATTERNS}
     facts["try_except_fallbacks"] = set(_fallbacks(tree))
@@ -127,7 +196,8 @@ def analyze(source: str) -> dict:
             if node.attr in INTROSPECTION_ATTRIBUTES:
                 facts["introspection"].add(node.lineno)
         elif isinstance(node, ast.FunctionDef) and any(
-            _resolve(_dotted(d.func if isinstance(d, ast.Call) else d) or "", aliases).startswith("triton") for d in node.decorator_list
+            _resolve(_dotted(d.func if isinstance(d, ast.Call) else d) or "", aliases).startswith("triton")
+            for d in node.decorator_list
         ):
             facts["triton"].add(node.lineno)
     classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
@@ -138,5 +208,11 @@ def analyze(source: str) -> dict:
         language = "triton"
     else:
         language = "pytorch"
-    return {"parse_error": None, "facts": found, "language": language, "defines_model_new": "ModelNew" in classes,
-            "names_model_new": names_model_new, "classes": classes}
+    return {
+        "parse_error": None,
+        "facts": found,
+        "language": language,
+        "defines_model_new": "ModelNew" in classes,
+        "names_model_new": names_model_new,
+        "classes": classes,
+    }

@@ -54,16 +54,34 @@ def default_flush_bytes(device: str) -> int:
     return CPU_FLUSH_BYTES
 
 
-def start(device: str, *, flush_bytes: int | None, timing_fd: int, capture_fd: int = -1, input_fd: int = -1,
-          max_output_bytes: int = 0, poison_outputs: bool = False, every_call_captured: bool = False) -> int:
+def start(
+    device: str,
+    *,
+    flush_bytes: int | None,
+    timing_fd: int,
+    capture_fd: int = -1,
+    input_fd: int = -1,
+    max_output_bytes: int = 0,
+    poison_outputs: bool = False,
+    every_call_captured: bool = False,
+) -> int:
     """Set the call site up (once per process, before any user code loads); the flush size in bytes.
     `poison_outputs`: overwrite each captured output before the next call (off where the reference
     itself returns memory its model keeps). `every_call_captured` (the candidate's process): refuse
     any call whose inputs do not come from the pipe or whose outputs are not captured."""
     size = default_flush_bytes(device) if flush_bytes is None else flush_bytes
-    _site.init(tensor_type=torch.Tensor, to_dlpack=torch._C._to_dlpack, cuda_driver=CUDA_DRIVER if device == "cuda" else None,
-               flush_bytes=size, capture_fd=capture_fd, input_fd=input_fd, timing_fd=timing_fd,
-               max_output_bytes=max_output_bytes, poison_outputs=poison_outputs, every_call_captured=every_call_captured)
+    _site.init(
+        tensor_type=torch.Tensor,
+        to_dlpack=torch._C._to_dlpack,
+        cuda_driver=CUDA_DRIVER if device == "cuda" else None,
+        flush_bytes=size,
+        capture_fd=capture_fd,
+        input_fd=input_fd,
+        timing_fd=timing_fd,
+        max_output_bytes=max_output_bytes,
+        poison_outputs=poison_outputs,
+        every_call_captured=every_call_captured,
+    )
     return size
 
 
@@ -87,11 +105,15 @@ def recheck() -> list[int]:
 
 def method(device: str, flush_bytes: int) -> str:
     if device == "cuda":
-        return (f"CUDA events around each call, end recorded after a device-wide synchronize, less the harness's own "
-                f"wake-up after it (the eager calls' median gap to an event on the calling stream), never less than "
-                f"the calling stream's own interval; {flush_bytes / 2**20:.0f} MiB written to flush L2 before each call; "
-                f"fresh inputs every call; candidate and baseline calls interleaved in shuffled rounds, each side in its "
-                f"own process; median")
-    return (f"a monotonic clock around each call; {flush_bytes / 2**20:.0f} MiB written to flush caches before each call; "
-            f"fresh inputs every call; candidate and baseline calls interleaved in shuffled rounds, each side in its own "
-            f"process; median")
+        return (
+            f"CUDA events around each call, end recorded after a device-wide synchronize, less the harness's own "
+            f"wake-up after it (the eager calls' median gap to an event on the calling stream), never less than "
+            f"the calling stream's own interval; {flush_bytes / 2**20:.0f} MiB written to flush L2 before each call; "
+            f"fresh inputs every call; candidate and baseline calls interleaved in shuffled rounds, each side in its "
+            f"own process; median"
+        )
+    return (
+        f"a monotonic clock around each call; {flush_bytes / 2**20:.0f} MiB written to flush caches before each call; "
+        f"fresh inputs every call; candidate and baseline calls interleaved in shuffled rounds, each side in its own "
+        f"process; median"
+    )

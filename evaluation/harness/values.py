@@ -38,16 +38,23 @@ def encode(value, *, depth: int = 0):
         if nbytes > MAX_TENSOR_BYTES:
             raise UnsupportedValue(f"an init input tensor of {nbytes} bytes (at most {MAX_TENSOR_BYTES})")
         raw = host.reshape(-1).view(torch.uint8).numpy().tobytes() if host.numel() else b""
-        return {"tensor": {"dtype": str(host.dtype).removeprefix("torch."), "shape": list(host.shape),
-                           "data": base64.b64encode(raw).decode()}}
-    raise UnsupportedValue(f"a {type(value).__module__}.{type(value).__qualname__}: inputs and init inputs may be "
-                           "tensors, numbers, strings, None, dtypes, or tuples, lists and dicts of these")
+        return {
+            "tensor": {
+                "dtype": str(host.dtype).removeprefix("torch."),
+                "shape": list(host.shape),
+                "data": base64.b64encode(raw).decode(),
+            }
+        }
+    raise UnsupportedValue(
+        f"a {type(value).__module__}.{type(value).__qualname__}: inputs and init inputs may be "
+        "tensors, numbers, strings, None, dtypes, or tuples, lists and dicts of these"
+    )
 
 
 def decode(data, device: str):
     if not isinstance(data, dict) or len(data) != 1:
         raise UnsupportedValue("not an encoded value")
-    (tag, body), = data.items()
+    ((tag, body),) = data.items()
     if tag == "v":
         if body is not None and type(body) not in (bool, int, float, str):
             raise UnsupportedValue("not a plain value")

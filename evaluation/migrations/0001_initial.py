@@ -5,29 +5,32 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='GpuWorker',
+            name="GpuWorker",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='host:device, unique per worker process slot', max_length=200, unique=True)),
-                ('arch', models.CharField(db_index=True, help_text='Architecture key: h100, a100, l40, cpu, ...', max_length=32)),
-                ('device_name', models.CharField(help_text='As the driver names it, e.g. NVIDIA H100 80GB HBM3', max_length=200)),
-                ('host', models.CharField(max_length=200)),
-                ('capabilities', models.JSONField(blank=True, default=dict, help_text='Compute capability, memory, driver, CUDA, torch, triton')),
-                ('queues', models.JSONField(blank=True, default=list)),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('last_heartbeat', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('stopped_at', models.DateTimeField(blank=True, help_text='Set when the worker shut down cleanly', null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(help_text="host:device, unique per worker process slot", max_length=200, unique=True)),
+                ("arch", models.CharField(db_index=True, help_text="Architecture key: h100, a100, l40, cpu, ...", max_length=32)),
+                ("device_name", models.CharField(help_text="As the driver names it, e.g. NVIDIA H100 80GB HBM3", max_length=200)),
+                ("host", models.CharField(max_length=200)),
+                (
+                    "capabilities",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Compute capability, memory, driver, CUDA, torch, triton"
+                    ),
+                ),
+                ("queues", models.JSONField(blank=True, default=list)),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_heartbeat", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("stopped_at", models.DateTimeField(blank=True, help_text="Set when the worker shut down cleanly", null=True)),
             ],
             options={
-                'ordering': ['arch', 'name'],
+                "ordering": ["arch", "name"],
             },
         ),
     ]

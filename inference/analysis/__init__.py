@@ -23,14 +23,21 @@ POLL_S = 0.1
 MEMORY_BYTES = 4 * 2**30
 
 
-def analyse_problem(source: str, *, timeout_s: float = 60.0, cancel=lambda: False,
-                    allow_unconfined: bool = False) -> ProblemProfile:
+def analyse_problem(
+    source: str, *, timeout_s: float = 60.0, cancel=lambda: False, allow_unconfined: bool = False
+) -> ProblemProfile:
     """Run the probe on `source` in a sandboxed process; a failure is a profile with `ok=False`."""
     view = sandbox.View("cpu", readable=[(str(PACKAGE), sandbox.INSIDE + "/inference/analysis")], home_bytes=256 * 2**20)
     try:
-        started = sandbox.launch(view, module="inference.analysis.probe", memory_bytes=MEMORY_BYTES, fds=[],
-                                 extra_env={"KERNEL_COURT_CPU_SECONDS": str(int(timeout_s) + 5)},
-                                 allow_unconfined=allow_unconfined, processes=256)
+        started = sandbox.launch(
+            view,
+            module="inference.analysis.probe",
+            memory_bytes=MEMORY_BYTES,
+            fds=[],
+            extra_env={"KERNEL_COURT_CPU_SECONDS": str(int(timeout_s) + 5)},
+            allow_unconfined=allow_unconfined,
+            processes=256,
+        )
     except sandbox.NotConfined as exc:
         return ProblemProfile.failed(f"the analysis was not run: {exc}")
     process = subprocess.Popen(

@@ -62,15 +62,37 @@ def _unary_module(module: nn.Module) -> tuple[str, dict] | None:
 
 
 _UNARY_FUNCTIONS = {
-    torch.relu: "relu", F.relu: "relu", torch.sigmoid: "sigmoid", F.sigmoid: "sigmoid", torch.tanh: "tanh",
-    F.tanh: "tanh", torch.exp: "exp", torch.log: "log", torch.abs: "abs", torch.sqrt: "sqrt", torch.neg: "neg",
-    operator.neg: "neg", torch.square: "square", F.silu: "silu", F.mish: "mish", F.hardswish: "hardswish",
-    F.hardsigmoid: "hardsigmoid", F.relu6: "relu6",
+    torch.relu: "relu",
+    F.relu: "relu",
+    torch.sigmoid: "sigmoid",
+    F.sigmoid: "sigmoid",
+    torch.tanh: "tanh",
+    F.tanh: "tanh",
+    torch.exp: "exp",
+    torch.log: "log",
+    torch.abs: "abs",
+    torch.sqrt: "sqrt",
+    torch.neg: "neg",
+    operator.neg: "neg",
+    torch.square: "square",
+    F.silu: "silu",
+    F.mish: "mish",
+    F.hardswish: "hardswish",
+    F.hardsigmoid: "hardsigmoid",
+    F.relu6: "relu6",
 }
 _UNARY_METHODS = {"relu", "sigmoid", "tanh", "exp", "log", "abs", "sqrt", "neg", "square"}
 _BINARY_FUNCTIONS = {
-    operator.add: "add", torch.add: "add", operator.sub: "sub", torch.sub: "sub", operator.mul: "mul",
-    torch.mul: "mul", operator.truediv: "div", torch.div: "div", torch.maximum: "maximum", torch.minimum: "minimum",
+    operator.add: "add",
+    torch.add: "add",
+    operator.sub: "sub",
+    torch.sub: "sub",
+    operator.mul: "mul",
+    torch.mul: "mul",
+    operator.truediv: "div",
+    torch.div: "div",
+    torch.maximum: "maximum",
+    torch.minimum: "minimum",
 }
 _BINARY_METHODS = {"add": "add", "sub": "sub", "mul": "mul", "div": "div"}
 
@@ -107,11 +129,19 @@ def _canonical(node: fx.Node, root: nn.Module) -> tuple[str, list, dict] | None:
     if target is F.leaky_relu:
         return "leaky_relu", [node.args[0]], {"slope": float(_arg(node, 1, "negative_slope", 0.01))}
     if target is F.hardtanh:
-        return "clamp", [node.args[0]], {"low": float(_arg(node, 1, "min_val", -1.0)), "high": float(_arg(node, 2, "max_val", 1.0))}
+        return (
+            "clamp",
+            [node.args[0]],
+            {"low": float(_arg(node, 1, "min_val", -1.0)), "high": float(_arg(node, 2, "max_val", 1.0))},
+        )
     if target is F.elu:
         return "elu", [node.args[0]], {"alpha": float(_arg(node, 1, "alpha", 1.0))}
     if target is F.softplus:
-        return "softplus", [node.args[0]], {"beta": float(_arg(node, 1, "beta", 1.0)), "threshold": float(_arg(node, 2, "threshold", 20.0))}
+        return (
+            "softplus",
+            [node.args[0]],
+            {"beta": float(_arg(node, 1, "beta", 1.0)), "threshold": float(_arg(node, 2, "threshold", 20.0))},
+        )
     if target in (torch.pow, operator.pow) and node.args[1] in (2, 2.0) and not node.kwargs:
         return "square", [node.args[0]], {}
     name = _UNARY_FUNCTIONS.get(target)
@@ -127,7 +157,11 @@ def _clamp(node: fx.Node, name: str) -> tuple[str, list, dict] | None:
         return None
     if low is not None and high is not None:
         return "clamp", [node.args[0]], {"low": float(low), "high": float(high)}
-    return ("clamp_min", [node.args[0]], {"low": float(low)}) if low is not None else ("clamp_max", [node.args[0]], {"high": float(high)})
+    return (
+        ("clamp_min", [node.args[0]], {"low": float(low)})
+        if low is not None
+        else ("clamp_max", [node.args[0]], {"high": float(high)})
+    )
 
 
 def _in_place(node: fx.Node, root: nn.Module) -> bool:

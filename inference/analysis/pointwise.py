@@ -59,11 +59,9 @@ POINTWISE = {
     "clamp": Pointwise(1, "tl.minimum(tl.maximum({a}, {low}), {high})", "torch.clamp({a}, {low}, {high})", ("low", "high")),
     "clamp_min": Pointwise(1, "tl.maximum({a}, {low})", "torch.clamp_min({a}, {low})", ("low",)),
     "clamp_max": Pointwise(1, "tl.minimum({a}, {high})", "torch.clamp_max({a}, {high})", ("high",)),
-    "elu": Pointwise(1, "tl.where({a} > 0.0, {a}, {alpha} * (tl.exp({a}) - 1.0))", "torch.nn.functional.elu({a}, {alpha})", ("alpha",)),
-    "hardswish": Pointwise(
-        1, "{a} * tl.minimum(tl.maximum({a} + 3.0, 0.0), 6.0) / 6.0", "torch.nn.functional.hardswish({a})"
+    "elu": Pointwise(
+        1, "tl.where({a} > 0.0, {a}, {alpha} * (tl.exp({a}) - 1.0))", "torch.nn.functional.elu({a}, {alpha})", ("alpha",)
     ),
-    "hardsigmoid": Pointwise(
-        1, "tl.minimum(tl.maximum({a} + 3.0, 0.0), 6.0) / 6.0", "torch.nn.functional.hardsigmoid({a})"
-    ),
+    "hardswish": Pointwise(1, "{a} * tl.minimum(tl.maximum({a} + 3.0, 0.0), 6.0) / 6.0", "torch.nn.functional.hardswish({a})"),
+    "hardsigmoid": Pointwise(1, "tl.minimum(tl.maximum({a} + 3.0, 0.0), 6.0) / 6.0", "torch.nn.functional.hardsigmoid({a})"),
 }

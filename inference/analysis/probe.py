@@ -26,24 +26,121 @@ from inference.analysis.epilogue import find_epilogue
 MAX_RECORDED_OPS = 20_000
 
 VIEWS = {
-    "view", "_unsafe_view", "reshape", "permute", "transpose", "t", "expand", "alias", "unsqueeze", "squeeze",
-    "select", "slice", "detach", "split", "unbind", "split_with_sizes", "unsafe_split", "as_strided",
-    "lift_fresh", "empty", "empty_like", "empty_strided", "unfold", "diagonal", "narrow", "chunk", "_reshape_alias",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "permute",
+    "transpose",
+    "t",
+    "expand",
+    "alias",
+    "unsqueeze",
+    "squeeze",
+    "select",
+    "slice",
+    "detach",
+    "split",
+    "unbind",
+    "split_with_sizes",
+    "unsafe_split",
+    "as_strided",
+    "lift_fresh",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "unfold",
+    "diagonal",
+    "narrow",
+    "chunk",
+    "_reshape_alias",
 }
 CATEGORIES = {
-    "matmul": {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addbmm", "_scaled_dot_product_flash_attention",
-               "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention"},
+    "matmul": {
+        "mm",
+        "addmm",
+        "bmm",
+        "baddbmm",
+        "matmul",
+        "linear",
+        "addbmm",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_scaled_dot_product_cudnn_attention",
+    },
     "convolution": {"convolution", "_convolution", "conv2d", "conv1d", "conv3d", "cudnn_convolution"},
-    "normalization": {"native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
-                      "native_group_norm", "native_layer_norm", "instance_norm", "_batch_norm_impl_index"},
-    "reduction": {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "prod", "norm", "linalg_vector_norm",
-                  "_softmax", "_log_softmax", "_safe_softmax", "logsumexp", "var", "std", "var_mean", "cumsum",
-                  "cumprod", "all", "any"},
-    "pooling": {"max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d", "avg_pool1d",
-                "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "adaptive_max_pool2d", "max_pool1d", "_adaptive_avg_pool3d"},
-    "data movement": {"cat", "stack", "clone", "copy_", "_to_copy", "contiguous", "index", "index_select", "gather",
-                      "scatter", "flip", "roll", "pad", "constant_pad_nd", "tril", "triu", "diag_embed", "masked_fill",
-                      "zeros_like", "ones_like", "full", "zeros", "ones", "fill_", "zero_", "where"},
+    "normalization": {
+        "native_batch_norm",
+        "_native_batch_norm_legit",
+        "_native_batch_norm_legit_no_training",
+        "native_group_norm",
+        "native_layer_norm",
+        "instance_norm",
+        "_batch_norm_impl_index",
+    },
+    "reduction": {
+        "sum",
+        "mean",
+        "amax",
+        "amin",
+        "max",
+        "min",
+        "argmax",
+        "argmin",
+        "prod",
+        "norm",
+        "linalg_vector_norm",
+        "_softmax",
+        "_log_softmax",
+        "_safe_softmax",
+        "logsumexp",
+        "var",
+        "std",
+        "var_mean",
+        "cumsum",
+        "cumprod",
+        "all",
+        "any",
+    },
+    "pooling": {
+        "max_pool2d_with_indices",
+        "max_pool3d_with_indices",
+        "avg_pool2d",
+        "avg_pool3d",
+        "avg_pool1d",
+        "adaptive_avg_pool2d",
+        "_adaptive_avg_pool2d",
+        "adaptive_max_pool2d",
+        "max_pool1d",
+        "_adaptive_avg_pool3d",
+    },
+    "data movement": {
+        "cat",
+        "stack",
+        "clone",
+        "copy_",
+        "_to_copy",
+        "contiguous",
+        "index",
+        "index_select",
+        "gather",
+        "scatter",
+        "flip",
+        "roll",
+        "pad",
+        "constant_pad_nd",
+        "tril",
+        "triu",
+        "diag_embed",
+        "masked_fill",
+        "zeros_like",
+        "ones_like",
+        "full",
+        "zeros",
+        "ones",
+        "fill_",
+        "zero_",
+        "where",
+    },
 }
 
 
@@ -103,7 +200,9 @@ class OpRecorder(TorchDispatchMode):
         outputs = list(_tensors(out))
         if flops == 0 and outputs:
             flops = max(t.numel() for t in outputs)
-        record = self.ops.setdefault(name, {"name": name, "category": _category(name), "count": 0, "flops": 0, "bytes": 0, "dtypes": []})
+        record = self.ops.setdefault(
+            name, {"name": name, "category": _category(name), "count": 0, "flops": 0, "bytes": 0, "dtypes": []}
+        )
         record["count"] += 1
         record["flops"] += flops
         record["bytes"] += _nbytes(inputs) + _nbytes(outputs)
@@ -120,8 +219,12 @@ class OpRecorder(TorchDispatchMode):
 def _attribute_identities(model: torch.nn.Module) -> dict[str, int]:
     """Each plain attribute of the module and its submodules (not parameters, buffers or
     submodules, which live in their own dicts), by the identity of the object it holds."""
-    return {f"{prefix}.{name}".lstrip("."): id(value) for prefix, module in model.named_modules()
-            for name, value in vars(module).items() if not name.startswith("_")}
+    return {
+        f"{prefix}.{name}".lstrip("."): id(value)
+        for prefix, module in model.named_modules()
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+    }
 
 
 def _state_carried(model, inputs, *, after_a_whole_call: bool) -> list[str]:

@@ -29,8 +29,15 @@ class TensorSpec:
 
     @property
     def nbytes(self) -> int:
-        size = {"torch.float64": 8, "torch.int64": 8, "torch.float16": 2, "torch.bfloat16": 2, "torch.bool": 1,
-                "torch.int8": 1, "torch.uint8": 1}.get(self.dtype, 4)
+        size = {
+            "torch.float64": 8,
+            "torch.int64": 8,
+            "torch.float16": 2,
+            "torch.bfloat16": 2,
+            "torch.bool": 1,
+            "torch.int8": 1,
+            "torch.uint8": 1,
+        }.get(self.dtype, 4)
         count = 1
         for dim in self.shape:
             count *= dim
@@ -87,16 +94,27 @@ class ProblemProfile:
             parameter_bytes=data.get("parameter_bytes", 0),
             ops=[
                 OpStats(
-                    name=op["name"], category=op["category"], count=op["count"], flops=op["flops"], bytes=op["bytes"],
-                    dtypes=tuple(op.get("dtypes", ())), input_ranks=tuple(op.get("input_ranks", ())),
+                    name=op["name"],
+                    category=op["category"],
+                    count=op["count"],
+                    flops=op["flops"],
+                    bytes=op["bytes"],
+                    dtypes=tuple(op.get("dtypes", ())),
+                    input_ranks=tuple(op.get("input_ranks", ())),
                 )
                 for op in data.get("ops", [])
             ],
             kernel_launches=data.get("kernel_launches", 0),
             complete=data.get("complete", True),
-            epilogue=None if epilogue is None else Epilogue(
-                anchor=epilogue["anchor"], anchor_shape=tuple(epilogue["anchor_shape"]), sides=epilogue["sides"],
-                ops=epilogue["ops"], result=epilogue["result"], forward_code=epilogue["forward_code"],
+            epilogue=None
+            if epilogue is None
+            else Epilogue(
+                anchor=epilogue["anchor"],
+                anchor_shape=tuple(epilogue["anchor_shape"]),
+                sides=epilogue["sides"],
+                ops=epilogue["ops"],
+                result=epilogue["result"],
+                forward_code=epilogue["forward_code"],
                 globals=tuple(epilogue.get("globals", ())),
             ),
             notes=list(data.get("notes", [])),

@@ -57,8 +57,11 @@ def _builtin(**options) -> Backend:
     from inference.backends.builtin import BuiltinBackend
 
     options.pop("model", None)  # the builtin optimizer has no model to choose
-    return BuiltinBackend(analysis_timeout_s=options.pop("analysis_timeout_s", settings.INFERENCE_BUILTIN_ANALYSIS_TIMEOUT_S),
-                          allow_unconfined=not settings.SANDBOX_REQUIRED, **options)
+    return BuiltinBackend(
+        analysis_timeout_s=options.pop("analysis_timeout_s", settings.INFERENCE_BUILTIN_ANALYSIS_TIMEOUT_S),
+        allow_unconfined=not settings.SANDBOX_REQUIRED,
+        **options,
+    )
 
 
 def _vllm(**options) -> Backend:

@@ -174,7 +174,9 @@ class VLLMBackend:
                 "INFERENCE_VLLM_URL at an OpenAI-compatible server, e.g. http://host:8000/v1."
             )
         if status in (401, 403):
-            return ServerError(f"The model server at {url} refused the API key (HTTP {status}: {text}). Set INFERENCE_VLLM_API_KEY.")
+            return ServerError(
+                f"The model server at {url} refused the API key (HTTP {status}: {text}). Set INFERENCE_VLLM_API_KEY."
+            )
         if status == 400:
             return ServerError(
                 f"The model server at {url} refused the request (HTTP 400: {text}). If the prompt "
@@ -250,7 +252,9 @@ class VLLMBackend:
             try:
                 chunk = json.loads(sse.data)
             except ValueError as exc:
-                raise ServerError(f"The model server at {self.config.api_url} sent a chunk that is not JSON: {sse.data[:200]!r}") from exc
+                raise ServerError(
+                    f"The model server at {self.config.api_url} sent a chunk that is not JSON: {sse.data[:200]!r}"
+                ) from exc
             if "error" in chunk or chunk.get("object") == "error":
                 error = chunk.get("error", chunk)
                 message = error.get("message", error) if isinstance(error, dict) else error

@@ -20,7 +20,19 @@ class ProblemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Problem
-        fields = ["id", "label", "title", "origin", "level", "task", "degenerate", "degenerate_reason", "source", "url", "created_at"]
+        fields = [
+            "id",
+            "label",
+            "title",
+            "origin",
+            "level",
+            "task",
+            "degenerate",
+            "degenerate_reason",
+            "source",
+            "url",
+            "created_at",
+        ]
         read_only_fields = ["title", "origin", "level", "task", "degenerate", "degenerate_reason", "created_at"]
 
     def validate_source(self, value):
@@ -30,17 +42,44 @@ class ProblemSerializer(serializers.ModelSerializer):
 class ClaimSerializer(serializers.ModelSerializer):
     class Meta:
         model = Claim
-        fields = ["source", "arch", "speedup_eager", "speedup_compile", "speedup_compile_ro", "speedup_cudagraph", "speedup_cudnn"]
+        fields = [
+            "source",
+            "arch",
+            "speedup_eager",
+            "speedup_compile",
+            "speedup_compile_ro",
+            "speedup_cudagraph",
+            "speedup_cudnn",
+        ]
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
     class Meta:
         model = Evaluation
         fields = [
-            "id", "candidate", "arch", "harness_version", "status", "stage", "reason", "worker",
-            "precision_tier", "max_abs_error", "max_rel_error", "candidate_ms",
-            "speedup_eager", "speedup_compile", "speedup_compile_ro", "speedup_cudagraph",
-            "flags", "env", "verdict", "attempts", "created_at", "started_at", "finished_at",
+            "id",
+            "candidate",
+            "arch",
+            "harness_version",
+            "status",
+            "stage",
+            "reason",
+            "worker",
+            "precision_tier",
+            "max_abs_error",
+            "max_rel_error",
+            "candidate_ms",
+            "speedup_eager",
+            "speedup_compile",
+            "speedup_compile_ro",
+            "speedup_cudagraph",
+            "flags",
+            "env",
+            "verdict",
+            "attempts",
+            "created_at",
+            "started_at",
+            "finished_at",
         ]
         read_only_fields = fields
 
@@ -55,11 +94,33 @@ class CandidateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Candidate
         fields = [
-            "id", "problem", "run", "round", "origin", "origin_label", "language", "code", "source_hash",
-            "curation", "curation_reason", "created_at", "url", "download_url", "claims", "evaluations",
+            "id",
+            "problem",
+            "run",
+            "round",
+            "origin",
+            "origin_label",
+            "language",
+            "code",
+            "source_hash",
+            "curation",
+            "curation_reason",
+            "created_at",
+            "url",
+            "download_url",
+            "claims",
+            "evaluations",
         ]
         read_only_fields = [
-            "run", "round", "origin", "origin_label", "language", "source_hash", "curation", "curation_reason", "created_at",
+            "run",
+            "round",
+            "origin",
+            "origin_label",
+            "language",
+            "source_hash",
+            "curation",
+            "curation_reason",
+            "created_at",
         ]
 
     def get_download_url(self, candidate) -> str:
@@ -75,7 +136,18 @@ class HackReportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = HackReport
-        fields = ["id", "kernel", "category", "text", "proof_code", "status", "resolution", "created_at", "triaged_at", "proof_checks"]
+        fields = [
+            "id",
+            "kernel",
+            "category",
+            "text",
+            "proof_code",
+            "status",
+            "resolution",
+            "created_at",
+            "triaged_at",
+            "proof_checks",
+        ]
         read_only_fields = ["status", "resolution", "created_at", "triaged_at"]
 
     def get_proof_checks(self, report) -> list[dict]:

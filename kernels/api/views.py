@@ -41,9 +41,7 @@ class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         problem, created = services.submit_problem(source=serializer.validated_data["source"], submitted_by=request.user)
-        return Response(
-            self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        )
+        return Response(self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class CandidateViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -67,9 +65,7 @@ class CandidateViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         candidate, created = services.submit_candidate(
             problem=serializer.validated_data["problem"], code=serializer.validated_data["code"], submitted_by=request.user
         )
-        return Response(
-            self.get_serializer(candidate).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        )
+        return Response(self.get_serializer(candidate).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
     @extend_schema(request=serializers.CurationSerializer, responses=serializers.CandidateSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsStaff])

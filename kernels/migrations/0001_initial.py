@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,264 +14,582 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Candidate',
+            name="Candidate",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('origin', models.CharField(choices=[('model', 'Generated in a run'), ('person', 'Submitted by a person'), ('import', 'Imported')], max_length=16)),
-                ('origin_label', models.CharField(blank=True, help_text='Where an import came from, e.g. cuda-l1', max_length=64)),
-                ('round', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('code', models.TextField()),
-                ('language', models.CharField(choices=[('cuda', 'CUDA'), ('triton', 'Triton'), ('pytorch', 'PyTorch')], max_length=16)),
-                ('source_hash', models.CharField(db_index=True, help_text='sha256 of the code, byte for byte', max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('curation', models.CharField(choices=[('listed', 'Listed'), ('featured', 'Featured'), ('hidden', 'Hidden'), ('under_review', 'Under review'), ('delisted', 'Delisted for a confirmed hack')], default='listed', max_length=16)),
-                ('curation_reason', models.TextField(blank=True)),
-                ('curated_at', models.DateTimeField(blank=True, null=True)),
-                ('curated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('submitted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='candidates', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("model", "Generated in a run"), ("person", "Submitted by a person"), ("import", "Imported")],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "origin_label",
+                    models.CharField(blank=True, help_text="Where an import came from, e.g. cuda-l1", max_length=64),
+                ),
+                ("round", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("code", models.TextField()),
+                (
+                    "language",
+                    models.CharField(choices=[("cuda", "CUDA"), ("triton", "Triton"), ("pytorch", "PyTorch")], max_length=16),
+                ),
+                ("source_hash", models.CharField(db_index=True, help_text="sha256 of the code, byte for byte", max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "curation",
+                    models.CharField(
+                        choices=[
+                            ("listed", "Listed"),
+                            ("featured", "Featured"),
+                            ("hidden", "Hidden"),
+                            ("under_review", "Under review"),
+                            ("delisted", "Delisted for a confirmed hack"),
+                        ],
+                        default="listed",
+                        max_length=16,
+                    ),
+                ),
+                ("curation_reason", models.TextField(blank=True)),
+                ("curated_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "curated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "submitted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="candidates",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('arch', models.CharField(db_index=True, help_text='Architecture key, e.g. h100, a100, cpu', max_length=32)),
-                ('harness_version', models.CharField(max_length=32)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('verified', 'Verified'), ('incorrect', 'Incorrect'), ('rejected', 'Rejected'), ('error', 'Error'), ('timeout', 'Timed out'), ('crashed', 'Crashed'), ('failed', 'Not evaluated (infrastructure failure)')], db_index=True, default='queued', max_length=16)),
-                ('stage', models.CharField(choices=[('queued', 'Queued'), ('building', 'Building'), ('checking', 'Checking'), ('timing', 'Timing'), ('done', 'Done')], default='queued', max_length=16)),
-                ('reason', models.TextField(blank=True)),
-                ('worker', models.CharField(blank=True, help_text='The worker that ran it (host, device)', max_length=200)),
-                ('verdict', models.JSONField(blank=True, default=dict)),
-                ('precision_tier', models.CharField(blank=True, max_length=16)),
-                ('max_abs_error', models.FloatField(blank=True, null=True)),
-                ('max_rel_error', models.FloatField(blank=True, null=True)),
-                ('candidate_ms', models.FloatField(blank=True, help_text='Median time of the candidate', null=True)),
-                ('speedup_eager', models.FloatField(blank=True, null=True)),
-                ('speedup_compile', models.FloatField(blank=True, null=True)),
-                ('speedup_compile_ro', models.FloatField(blank=True, null=True)),
-                ('speedup_cudagraph', models.FloatField(blank=True, null=True)),
-                ('flags', models.JSONField(blank=True, default=list)),
-                ('env', models.JSONField(blank=True, default=dict, help_text='Environment fingerprint: GPU, driver, CUDA, torch')),
-                ('log_excerpt', models.TextField(blank=True)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='kernels.candidate')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("arch", models.CharField(db_index=True, help_text="Architecture key, e.g. h100, a100, cpu", max_length=32)),
+                ("harness_version", models.CharField(max_length=32)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("verified", "Verified"),
+                            ("incorrect", "Incorrect"),
+                            ("rejected", "Rejected"),
+                            ("error", "Error"),
+                            ("timeout", "Timed out"),
+                            ("crashed", "Crashed"),
+                            ("failed", "Not evaluated (infrastructure failure)"),
+                        ],
+                        db_index=True,
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "stage",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("building", "Building"),
+                            ("checking", "Checking"),
+                            ("timing", "Timing"),
+                            ("done", "Done"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("worker", models.CharField(blank=True, help_text="The worker that ran it (host, device)", max_length=200)),
+                ("verdict", models.JSONField(blank=True, default=dict)),
+                ("precision_tier", models.CharField(blank=True, max_length=16)),
+                ("max_abs_error", models.FloatField(blank=True, null=True)),
+                ("max_rel_error", models.FloatField(blank=True, null=True)),
+                ("candidate_ms", models.FloatField(blank=True, help_text="Median time of the candidate", null=True)),
+                ("speedup_eager", models.FloatField(blank=True, null=True)),
+                ("speedup_compile", models.FloatField(blank=True, null=True)),
+                ("speedup_compile_ro", models.FloatField(blank=True, null=True)),
+                ("speedup_cudagraph", models.FloatField(blank=True, null=True)),
+                ("flags", models.JSONField(blank=True, default=list)),
+                (
+                    "env",
+                    models.JSONField(blank=True, default=dict, help_text="Environment fingerprint: GPU, driver, CUDA, torch"),
+                ),
+                ("log_excerpt", models.TextField(blank=True)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="evaluations", to="kernels.candidate"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='HackReport',
+            name="HackReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('category', models.CharField(choices=[('caching', 'Caching or reusing results'), ('lazy_output', 'Lazy or deferred output'), ('stream_timing', 'Side streams, threads or timer tricks'), ('precision', 'Undeclared lower precision'), ('input_specialization', 'Special-cased inputs or shapes'), ('other', 'Other')], max_length=32)),
-                ('text', models.TextField()),
-                ('proof_code', models.TextField(blank=True, help_text='Optional: a get_inputs() override giving inputs on which the kernel is wrong')),
-                ('status', models.CharField(choices=[('open', 'Open'), ('confirmed', 'Confirmed'), ('rejected', 'Rejected'), ('duplicate', 'Duplicate')], db_index=True, default='open', max_length=16)),
-                ('resolution', models.TextField(blank=True)),
-                ('triaged_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='hack_reports', to='kernels.candidate')),
-                ('duplicate_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='kernels.hackreport')),
-                ('evaluation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='hack_reports', to='kernels.evaluation')),
-                ('reporter', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='hack_reports', to=settings.AUTH_USER_MODEL)),
-                ('triaged_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "category",
+                    models.CharField(
+                        choices=[
+                            ("caching", "Caching or reusing results"),
+                            ("lazy_output", "Lazy or deferred output"),
+                            ("stream_timing", "Side streams, threads or timer tricks"),
+                            ("precision", "Undeclared lower precision"),
+                            ("input_specialization", "Special-cased inputs or shapes"),
+                            ("other", "Other"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("text", models.TextField()),
+                (
+                    "proof_code",
+                    models.TextField(
+                        blank=True, help_text="Optional: a get_inputs() override giving inputs on which the kernel is wrong"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("open", "Open"),
+                            ("confirmed", "Confirmed"),
+                            ("rejected", "Rejected"),
+                            ("duplicate", "Duplicate"),
+                        ],
+                        db_index=True,
+                        default="open",
+                        max_length=16,
+                    ),
+                ),
+                ("resolution", models.TextField(blank=True)),
+                ("triaged_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "candidate",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="hack_reports", to="kernels.candidate"
+                    ),
+                ),
+                (
+                    "duplicate_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="kernels.hackreport",
+                    ),
+                ),
+                (
+                    "evaluation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="hack_reports",
+                        to="kernels.evaluation",
+                    ),
+                ),
+                (
+                    "reporter",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="hack_reports",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "triaged_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='OptimizationRun',
+            name="OptimizationRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('session_key', models.CharField(blank=True, help_text='Owner of an anonymous run', max_length=64)),
-                ('backend', models.CharField(default='builtin', max_length=32)),
-                ('model_name', models.CharField(blank=True, max_length=200)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Generating'), ('waiting', 'Waiting for verdicts'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='queued', max_length=16)),
-                ('max_rounds', models.PositiveSmallIntegerField(default=2)),
-                ('rounds_completed', models.PositiveSmallIntegerField(default=0)),
-                ('target_speedup', models.FloatField(blank=True, null=True)),
-                ('prompt_template', models.CharField(blank=True, help_text='Template name and version used', max_length=100)),
-                ('error', models.TextField(blank=True)),
-                ('cancel_requested_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('requester', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("session_key", models.CharField(blank=True, help_text="Owner of an anonymous run", max_length=64)),
+                ("backend", models.CharField(default="builtin", max_length=32)),
+                ("model_name", models.CharField(blank=True, max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Generating"),
+                            ("waiting", "Waiting for verdicts"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("max_rounds", models.PositiveSmallIntegerField(default=2)),
+                ("rounds_completed", models.PositiveSmallIntegerField(default=0)),
+                ("target_speedup", models.FloatField(blank=True, null=True)),
+                ("prompt_template", models.CharField(blank=True, help_text="Template name and version used", max_length=100)),
+                ("error", models.TextField(blank=True)),
+                ("cancel_requested_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "requester",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="runs",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddField(
-            model_name='candidate',
-            name='run',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='candidates', to='kernels.optimizationrun'),
+            model_name="candidate",
+            name="run",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="candidates",
+                to="kernels.optimizationrun",
+            ),
         ),
         migrations.CreateModel(
-            name='Problem',
+            name="Problem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(blank=True, max_length=200)),
-                ('source', models.TextField()),
-                ('normalized_hash', models.CharField(help_text='sha256 of the source with comments and layout normalized away', max_length=64, unique=True)),
-                ('origin', models.CharField(choices=[('kernelbench', 'KernelBench'), ('user', 'Pasted by a person')], default='user', max_length=16)),
-                ('level', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('task', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('visibility', models.CharField(choices=[('listed', 'Listed'), ('featured', 'Featured'), ('hidden', 'Hidden')], default='listed', max_length=16)),
-                ('degenerate', models.BooleanField(blank=True, help_text='Output constant or independent of the inputs; unknown until inspected', null=True)),
-                ('degenerate_reason', models.TextField(blank=True)),
-                ('counts_in_statistics', models.BooleanField(default=False, help_text='Count this problem in the summary statistics even though it is degenerate')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('submitted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='problems', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(blank=True, max_length=200)),
+                ("source", models.TextField()),
+                (
+                    "normalized_hash",
+                    models.CharField(
+                        help_text="sha256 of the source with comments and layout normalized away", max_length=64, unique=True
+                    ),
+                ),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("kernelbench", "KernelBench"), ("user", "Pasted by a person")], default="user", max_length=16
+                    ),
+                ),
+                ("level", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("task", models.PositiveSmallIntegerField(blank=True, null=True)),
+                (
+                    "visibility",
+                    models.CharField(
+                        choices=[("listed", "Listed"), ("featured", "Featured"), ("hidden", "Hidden")],
+                        default="listed",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "degenerate",
+                    models.BooleanField(
+                        blank=True, help_text="Output constant or independent of the inputs; unknown until inspected", null=True
+                    ),
+                ),
+                ("degenerate_reason", models.TextField(blank=True)),
+                (
+                    "counts_in_statistics",
+                    models.BooleanField(
+                        default=False, help_text="Count this problem in the summary statistics even though it is degenerate"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "submitted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="problems",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['level', 'task', 'id'],
+                "ordering": ["level", "task", "id"],
             },
         ),
         migrations.AddField(
-            model_name='optimizationrun',
-            name='problem',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='kernels.problem'),
+            model_name="optimizationrun",
+            name="problem",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="kernels.problem"),
         ),
         migrations.AddField(
-            model_name='candidate',
-            name='problem',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='candidates', to='kernels.problem'),
+            model_name="candidate",
+            name="problem",
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="candidates", to="kernels.problem"),
         ),
         migrations.CreateModel(
-            name='ProofCheck',
+            name="ProofCheck",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('arch', models.CharField(max_length=32)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('holds', "Kernel still correct on the proof's inputs"), ('breaks', "Kernel fails on the proof's inputs"), ('failed', 'Could not be checked')], default='queued', max_length=16)),
-                ('reason', models.TextField(blank=True)),
-                ('verdict', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('report', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='proof_checks', to='kernels.hackreport')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("arch", models.CharField(max_length=32)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("holds", "Kernel still correct on the proof's inputs"),
+                            ("breaks", "Kernel fails on the proof's inputs"),
+                            ("failed", "Could not be checked"),
+                        ],
+                        default="queued",
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("verdict", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "report",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="proof_checks", to="kernels.hackreport"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['report', 'arch'],
+                "ordering": ["report", "arch"],
             },
         ),
         migrations.CreateModel(
-            name='RunEvent',
+            name="RunEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seq', models.PositiveIntegerField()),
-                ('round', models.PositiveSmallIntegerField(default=0)),
-                ('kind', models.CharField(choices=[('status', 'Run status'), ('prompt', 'Prompt sent'), ('reasoning', 'Reasoning delta'), ('answer', 'Answer delta'), ('finished', 'Model finished'), ('candidate', 'Candidate extracted'), ('no_candidate', 'No candidate found'), ('verdicts', 'Round verdicts'), ('error', 'Error')], max_length=16)),
-                ('text', models.TextField(blank=True)),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='kernels.optimizationrun')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("seq", models.PositiveIntegerField()),
+                ("round", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("status", "Run status"),
+                            ("prompt", "Prompt sent"),
+                            ("reasoning", "Reasoning delta"),
+                            ("answer", "Answer delta"),
+                            ("finished", "Model finished"),
+                            ("candidate", "Candidate extracted"),
+                            ("no_candidate", "No candidate found"),
+                            ("verdicts", "Round verdicts"),
+                            ("error", "Error"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("text", models.TextField(blank=True)),
+                ("data", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="events", to="kernels.optimizationrun"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'seq'],
+                "ordering": ["run", "seq"],
             },
         ),
         migrations.CreateModel(
-            name='AuditEntry',
+            name="AuditEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(max_length=64)),
-                ('target_type', models.CharField(max_length=32)),
-                ('target_id', models.PositiveBigIntegerField()),
-                ('detail', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('actor', models.ForeignKey(blank=True, help_text='Empty when the platform acted on its own (e.g. a failed proof check)', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='audit_entries', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("action", models.CharField(max_length=64)),
+                ("target_type", models.CharField(max_length=32)),
+                ("target_id", models.PositiveBigIntegerField()),
+                ("detail", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="Empty when the platform acted on its own (e.g. a failed proof check)",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="audit_entries",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'audit entries',
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['target_type', 'target_id'], name='kernels_aud_target__2f822f_idx')],
+                "verbose_name_plural": "audit entries",
+                "ordering": ["-created_at", "-id"],
+                "indexes": [models.Index(fields=["target_type", "target_id"], name="kernels_aud_target__2f822f_idx")],
             },
         ),
         migrations.CreateModel(
-            name='Claim',
+            name="Claim",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(help_text='Who published it, e.g. cuda-l1', max_length=64)),
-                ('arch', models.CharField(help_text='The architecture it was measured on, e.g. h100', max_length=32)),
-                ('speedup_eager', models.FloatField(blank=True, null=True)),
-                ('speedup_compile', models.FloatField(blank=True, null=True)),
-                ('speedup_compile_ro', models.FloatField(blank=True, null=True)),
-                ('speedup_cudagraph', models.FloatField(blank=True, null=True)),
-                ('speedup_cudnn', models.FloatField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('candidate', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='claims', to='kernels.candidate')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("source", models.CharField(help_text="Who published it, e.g. cuda-l1", max_length=64)),
+                ("arch", models.CharField(help_text="The architecture it was measured on, e.g. h100", max_length=32)),
+                ("speedup_eager", models.FloatField(blank=True, null=True)),
+                ("speedup_compile", models.FloatField(blank=True, null=True)),
+                ("speedup_compile_ro", models.FloatField(blank=True, null=True)),
+                ("speedup_cudagraph", models.FloatField(blank=True, null=True)),
+                ("speedup_cudnn", models.FloatField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "candidate",
+                    models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name="claims", to="kernels.candidate"),
+                ),
             ],
             options={
-                'ordering': ['arch'],
-                'constraints': [models.UniqueConstraint(fields=('candidate', 'source', 'arch'), name='claim_unique_per_source_and_arch')],
+                "ordering": ["arch"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("candidate", "source", "arch"), name="claim_unique_per_source_and_arch")
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='evaluation',
-            index=models.Index(fields=['arch', 'status', 'harness_version'], name='kernels_eva_arch_aa542d_idx'),
+            model_name="evaluation",
+            index=models.Index(fields=["arch", "status", "harness_version"], name="kernels_eva_arch_aa542d_idx"),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.UniqueConstraint(fields=('candidate', 'arch', 'harness_version'), name='evaluation_unique_per_arch_and_version'),
+            model_name="evaluation",
+            constraint=models.UniqueConstraint(
+                fields=("candidate", "arch", "harness_version"), name="evaluation_unique_per_arch_and_version"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(('speedup_eager__isnull', True), ('speedup_eager__gt', 0), _connector='OR'), name='evaluation_speedup_eager_positive'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("speedup_eager__isnull", True), ("speedup_eager__gt", 0), _connector="OR"),
+                name="evaluation_speedup_eager_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='evaluation',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('status', 'verified'), _negated=True), ('finished_at__isnull', False), _connector='OR'), name='evaluation_verified_is_finished'),
+            model_name="evaluation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("status", "verified"), _negated=True), ("finished_at__isnull", False), _connector="OR"
+                ),
+                name="evaluation_verified_is_finished",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='hackreport',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('duplicate_of__isnull', False), ('status', 'duplicate')), models.Q(models.Q(('status', 'duplicate'), _negated=True), ('duplicate_of__isnull', True)), _connector='OR'), name='hackreport_duplicate_names_original'),
+            model_name="hackreport",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("duplicate_of__isnull", False), ("status", "duplicate")),
+                    models.Q(models.Q(("status", "duplicate"), _negated=True), ("duplicate_of__isnull", True)),
+                    _connector="OR",
+                ),
+                name="hackreport_duplicate_names_original",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='problem',
-            constraint=models.UniqueConstraint(condition=models.Q(('origin', 'kernelbench')), fields=('level', 'task'), name='problem_unique_kernelbench_task'),
+            model_name="problem",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("origin", "kernelbench")), fields=("level", "task"), name="problem_unique_kernelbench_task"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='problem',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('origin', 'kernelbench'), _negated=True), models.Q(('level__gte', 1), ('level__isnull', False), ('task__gte', 1), ('task__isnull', False)), _connector='OR'), name='problem_kernelbench_has_level_and_task'),
+            model_name="problem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("origin", "kernelbench"), _negated=True),
+                    models.Q(("level__gte", 1), ("level__isnull", False), ("task__gte", 1), ("task__isnull", False)),
+                    _connector="OR",
+                ),
+                name="problem_kernelbench_has_level_and_task",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='optimizationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('max_rounds__gte', 1), ('max_rounds__lte', 20)), name='run_rounds_between_1_and_20'),
+            model_name="optimizationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("max_rounds__gte", 1), ("max_rounds__lte", 20)), name="run_rounds_between_1_and_20"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='optimizationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('rounds_completed__lte', models.F('max_rounds'))), name='run_rounds_completed_within_limit'),
+            model_name="optimizationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("rounds_completed__lte", models.F("max_rounds"))), name="run_rounds_completed_within_limit"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='optimizationrun',
-            constraint=models.CheckConstraint(condition=models.Q(('target_speedup__isnull', True), ('target_speedup__gt', 0), _connector='OR'), name='run_target_speedup_positive'),
+            model_name="optimizationrun",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("target_speedup__isnull", True), ("target_speedup__gt", 0), _connector="OR"),
+                name="run_target_speedup_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.UniqueConstraint(condition=models.Q(('run__isnull', True)), fields=('problem', 'source_hash'), name='candidate_unique_code_per_problem_outside_runs'),
+            model_name="candidate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("run__isnull", True)),
+                fields=("problem", "source_hash"),
+                name="candidate_unique_code_per_problem_outside_runs",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.UniqueConstraint(condition=models.Q(('run__isnull', False)), fields=('run', 'source_hash'), name='candidate_unique_code_per_run'),
+            model_name="candidate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("run__isnull", False)), fields=("run", "source_hash"), name="candidate_unique_code_per_run"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='candidate',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('origin', 'model'), _negated=True), models.Q(('round__gte', 1), ('run__isnull', False)), _connector='OR'), name='candidate_from_model_has_run_and_round'),
+            model_name="candidate",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("origin", "model"), _negated=True),
+                    models.Q(("round__gte", 1), ("run__isnull", False)),
+                    _connector="OR",
+                ),
+                name="candidate_from_model_has_run_and_round",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='proofcheck',
-            constraint=models.UniqueConstraint(fields=('report', 'arch'), name='proofcheck_unique_per_arch'),
+            model_name="proofcheck",
+            constraint=models.UniqueConstraint(fields=("report", "arch"), name="proofcheck_unique_per_arch"),
         ),
         migrations.AddConstraint(
-            model_name='runevent',
-            constraint=models.UniqueConstraint(fields=('run', 'seq'), name='runevent_unique_seq_per_run'),
+            model_name="runevent",
+            constraint=models.UniqueConstraint(fields=("run", "seq"), name="runevent_unique_seq_per_run"),
         ),
     ]

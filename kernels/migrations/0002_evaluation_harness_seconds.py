@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('kernels', '0001_initial'),
+        ("kernels", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='evaluation',
-            name='harness_seconds',
-            field=models.FloatField(blank=True, help_text="Wall time of the harness alone; the rest of started→finished is the job's own overhead", null=True),
+            model_name="evaluation",
+            name="harness_seconds",
+            field=models.FloatField(
+                blank=True,
+                help_text="Wall time of the harness alone; the rest of started→finished is the job's own overhead",
+                null=True,
+            ),
         ),
     ]

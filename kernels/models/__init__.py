@@ -9,4 +9,15 @@ from kernels.models.reports import HackReport
 from kernels.models.runs import OptimizationRun
 from kernels.models.transcripts import RunEvent
 
-__all__ = ["AuditEntry", "Candidate", "Claim", "Curation", "Evaluation", "HackReport", "OptimizationRun", "Problem", "ProofCheck", "RunEvent"]
+__all__ = [
+    "AuditEntry",
+    "Candidate",
+    "Claim",
+    "Curation",
+    "Evaluation",
+    "HackReport",
+    "OptimizationRun",
+    "Problem",
+    "ProofCheck",
+    "RunEvent",
+]

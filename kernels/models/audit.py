@@ -6,7 +6,11 @@ from django.db import models
 
 class AuditEntry(models.Model):
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_entries",
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="audit_entries",
         help_text="Empty when the platform acted on its own (e.g. a failed proof check)",
     )
     action = models.CharField(max_length=64)

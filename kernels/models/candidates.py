@@ -29,9 +29,7 @@ class Candidate(models.Model):
         PYTORCH = "pytorch", "PyTorch"
 
     problem = models.ForeignKey("kernels.Problem", on_delete=models.CASCADE, related_name="candidates")
-    run = models.ForeignKey(
-        "kernels.OptimizationRun", null=True, blank=True, on_delete=models.CASCADE, related_name="candidates"
-    )
+    run = models.ForeignKey("kernels.OptimizationRun", null=True, blank=True, on_delete=models.CASCADE, related_name="candidates")
     origin = models.CharField(max_length=16, choices=Origin.choices)
     origin_label = models.CharField(max_length=64, blank=True, help_text="Where an import came from, e.g. cuda-l1")
     round = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -45,9 +43,7 @@ class Candidate(models.Model):
 
     curation = models.CharField(max_length=16, choices=Curation.choices, default=Curation.LISTED)
     curation_reason = models.TextField(blank=True)
-    curated_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    curated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     curated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -111,11 +111,25 @@ class Evaluation(models.Model):
                 interval = (measure.get("speedup_intervals") or {}).get(name)
                 sides.append((name, measured, (measure.get("speedups") or {}).get(name), interval))
             for index, (side, measured, speedup, interval) in enumerate(sides):
-                rows.append({"measure": label if index == 0 else "", "what": measure.get("what", "") if index == 0 else "",
-                             "side": side, "median_ms": measured.get("median_ms"), "iqr_ms": measured.get("iqr_ms"),
-                             "samples": measured.get("samples"), "speedup": speedup, "interval": interval,
-                             "no_difference": bool(interval and interval[0] is not None and interval[1] is not None
-                                                   and interval[0] <= harness_verdict.BEATS and interval[1] >= 1 / harness_verdict.BEATS)})
+                rows.append(
+                    {
+                        "measure": label if index == 0 else "",
+                        "what": measure.get("what", "") if index == 0 else "",
+                        "side": side,
+                        "median_ms": measured.get("median_ms"),
+                        "iqr_ms": measured.get("iqr_ms"),
+                        "samples": measured.get("samples"),
+                        "speedup": speedup,
+                        "interval": interval,
+                        "no_difference": bool(
+                            interval
+                            and interval[0] is not None
+                            and interval[1] is not None
+                            and interval[0] <= harness_verdict.BEATS
+                            and interval[1] >= 1 / harness_verdict.BEATS
+                        ),
+                    }
+                )
         return rows
 
     def record_verdict(self, verdict: harness_verdict.Verdict, *, worker: str = "") -> None:

@@ -17,9 +17,7 @@ class OptimizationRun(models.Model):
     FINISHED = (Status.DONE, Status.FAILED, Status.CANCELLED)
 
     problem = models.ForeignKey("kernels.Problem", on_delete=models.CASCADE, related_name="runs")
-    requester = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
-    )
+    requester = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     session_key = models.CharField(max_length=64, blank=True, help_text="Owner of an anonymous run")
     backend = models.CharField(max_length=32, default="builtin")
     model_name = models.CharField(max_length=200, blank=True)
@@ -37,9 +35,7 @@ class OptimizationRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(
-                condition=models.Q(max_rounds__gte=1, max_rounds__lte=20), name="run_rounds_between_1_and_20"
-            ),
+            models.CheckConstraint(condition=models.Q(max_rounds__gte=1, max_rounds__lte=20), name="run_rounds_between_1_and_20"),
             models.CheckConstraint(
                 condition=models.Q(rounds_completed__lte=models.F("max_rounds")),
                 name="run_rounds_completed_within_limit",

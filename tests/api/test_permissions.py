@@ -23,7 +23,12 @@ WHO = ["anonymous", "user", "staff"]
 def kernel():
     candidate = make_candidate(scale=2)
     Evaluation.objects.create(
-        candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, status="verified", speedup_eager=2.0, finished_at=timezone.now()
+        candidate=candidate,
+        arch="h100",
+        harness_version=HARNESS_VERSION,
+        status="verified",
+        speedup_eager=2.0,
+        finished_at=timezone.now(),
     )
     return candidate
 
@@ -106,12 +111,25 @@ def test_write_permissions(request, endpoint, who, kernel, owner):
 
 
 @pytest.mark.parametrize("method", ["put", "patch", "delete"])
-@pytest.mark.parametrize("path", ["/api/problems/{problem}/", "/api/candidates/{kernel}/", "/api/evaluations/{evaluation}/",
-                                  "/api/reports/{report}/", "/api/runs/{run}/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/problems/{problem}/",
+        "/api/candidates/{kernel}/",
+        "/api/evaluations/{evaluation}/",
+        "/api/reports/{report}/",
+        "/api/runs/{run}/",
+    ],
+)
 def test_nothing_is_edited_or_deleted_through_the_api(anonymous, user, staff, kernel, owner, path, method):
     report = HackReport.objects.create(candidate=kernel, category="caching", text="caches", reporter=user.user)
-    ids = {"problem": kernel.problem_id, "kernel": kernel.pk, "evaluation": kernel.evaluations.get().pk,
-           "report": report.pk, "run": OptimizationRun.objects.create(problem=kernel.problem, requester=user.user).pk}
+    ids = {
+        "problem": kernel.problem_id,
+        "kernel": kernel.pk,
+        "evaluation": kernel.evaluations.get().pk,
+        "report": report.pk,
+        "run": OptimizationRun.objects.create(problem=kernel.problem, requester=user.user).pk,
+    }
     url = path.format(**ids)
     before = state()
     codes = [getattr(client, method)(url, {}, format="json").status_code for client in (anonymous, user, staff)]
@@ -127,7 +145,13 @@ def test_the_requester_cancels_their_own_run(user, kernel):
 
 
 def test_reads_are_public(anonymous, kernel):
-    for url in ("/api/problems/", "/api/candidates/", "/api/evaluations/", "/api/leaderboard/h100/", f"/api/kernels/{kernel.pk}/download"):
+    for url in (
+        "/api/problems/",
+        "/api/candidates/",
+        "/api/evaluations/",
+        "/api/leaderboard/h100/",
+        f"/api/kernels/{kernel.pk}/download",
+    ):
         assert anonymous.get(url).status_code == 200, url
 
 
@@ -169,6 +193,8 @@ ADMIN_ACTIONS = [
     ("kernels", "hackreport", "reject"),
     ("evaluation", "gpuworker", "catch_up_architectures"),
 ]
+
+
 def test_the_admin_matrix_names_every_custom_action():
     registered = {
         (model._meta.app_label, model._meta.model_name, action if isinstance(action, str) else action.__name__)
@@ -181,7 +207,9 @@ def test_the_admin_matrix_names_every_custom_action():
 @pytest.fixture
 def admin_targets(kernel):
     """One object per model, each in a state where every action on it has something to do."""
-    Evaluation.objects.create(candidate=kernel, arch="a100", harness_version="0-old", status="verified", finished_at=timezone.now())
+    Evaluation.objects.create(
+        candidate=kernel, arch="a100", harness_version="0-old", status="verified", finished_at=timezone.now()
+    )
     HackReport.objects.create(candidate=kernel, category="caching", text="confirmed", status="confirmed", resolution="Caches.")
     open_report = HackReport.objects.create(candidate=kernel, category="caching", text="caches its output")
     worker = register("a100")
@@ -244,4 +272,3 @@ def test_same_problem_twice_answers_200_with_the_existing_one(user):
     second = user.post("/api/problems/", {"source": "# again\n" + PROBLEM_SOURCE.format(scale=13)}, format="json")
     assert (first.status_code, second.status_code) == (201, 200)
     assert first.json()["id"] == second.json()["id"]
-

@@ -43,8 +43,12 @@ def known_objects():
     kernels = [make_candidate(scale=scale) for scale in (2, 3)]
     for kernel in kernels:
         Evaluation.objects.create(
-            candidate=kernel, arch="cpu", harness_version=HARNESS_VERSION, status="verified",
-            speedup_eager=1.5, finished_at=timezone.now(),
+            candidate=kernel,
+            arch="cpu",
+            harness_version=HARNESS_VERSION,
+            status="verified",
+            speedup_eager=1.5,
+            finished_at=timezone.now(),
         )
     report = HackReport.objects.create(candidate=kernels[0], reporter=owner, category="caching", text="stale output")
     run = OptimizationRun.objects.create(problem=kernels[0].problem, requester=owner)
@@ -71,9 +75,16 @@ def config_file(path, known: dict) -> str:
     lines += [f"{name} = {{ values = {json.dumps(values)} }}" for name, values in known.items()]
     lines += ["", "[parameters]"]
     bindings = {
-        "path.id": "id", "path.arch": "arch", "query.problem": "problem", "query.candidate": "kernel",
-        "body.problem": "problem", "body.kernel": "kernel", "body.duplicate_of": "report",
-        "body.source": "source", "body.code": "code", "body.proof_code": "proof",
+        "path.id": "id",
+        "path.arch": "arch",
+        "query.problem": "problem",
+        "query.candidate": "kernel",
+        "body.problem": "problem",
+        "body.kernel": "kernel",
+        "body.duplicate_of": "report",
+        "body.source": "source",
+        "body.code": "code",
+        "body.proof_code": "proof",
     }
     lines += [f'"{key}" = {{ dictionary = "{name}", probability = 0.5 }}' for key, name in bindings.items()]
     path.write_text("\n".join(lines) + "\n")
@@ -83,18 +94,36 @@ def config_file(path, known: dict) -> str:
 def schemathesis(base_url: str, token: str, config: str, workdir) -> subprocess.CompletedProcess:
     return subprocess.run(
         [
-            sys.executable, "-m", "schemathesis.cli", "--config-file", config, "run", f"{base_url}/api/schema/",
-            "--url", base_url,
-            "--checks", CHECKS,
-            "--max-examples", str(MAX_EXAMPLES),
-            "--seed", str(SEED),
-            "--workers", "1",
-            "--phases", "examples,coverage,fuzzing",
-            "--header", f"Authorization: Token {token}",
-            "--request-timeout", "30",
-            "--generation-database", "none",
+            sys.executable,
+            "-m",
+            "schemathesis.cli",
+            "--config-file",
+            config,
+            "run",
+            f"{base_url}/api/schema/",
+            "--url",
+            base_url,
+            "--checks",
+            CHECKS,
+            "--max-examples",
+            str(MAX_EXAMPLES),
+            "--seed",
+            str(SEED),
+            "--workers",
+            "1",
+            "--phases",
+            "examples,coverage,fuzzing",
+            "--header",
+            f"Authorization: Token {token}",
+            "--request-timeout",
+            "30",
+            "--generation-database",
+            "none",
             "--no-color",
-            "--report", "junit", "--report-junit-path", str(workdir / "junit.xml"),
+            "--report",
+            "junit",
+            "--report-junit-path",
+            str(workdir / "junit.xml"),
         ],
         cwd=workdir,
         capture_output=True,

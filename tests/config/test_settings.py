@@ -31,9 +31,7 @@ SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_DEBUG", 
 def load_settings(tmp_path, **variables):
     env = {key: value for key, value in os.environ.items() if key not in SERVICE_VARIABLES}
     env.update(DJANGO_SETTINGS_MODULE="config.settings", ARENA_VAR_DIR=str(tmp_path / "var"), **variables)
-    return subprocess.run(
-        [sys.executable, "-c", PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
-    )
+    return subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
 def loaded(tmp_path, **variables) -> dict:
@@ -118,8 +116,11 @@ def test_unknown_mode_is_refused(tmp_path):
 
 
 def test_harness_plan_and_limits_come_from_the_environment(tmp_path):
-    settings = loaded(tmp_path, ARENA_HARNESS_PLAN='{"timing_budget_s": 5, "trials": 3}',
-                      ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}')
+    settings = loaded(
+        tmp_path,
+        ARENA_HARNESS_PLAN='{"timing_budget_s": 5, "trials": 3}',
+        ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}',
+    )
     assert settings["harness_plan"] == {"timing_budget_s": 5, "trials": 3}
     assert settings["harness_limits"] == {"device_lock_path": "/run/arena/gpu0.lock", "require_sandbox": False}
     assert loaded(tmp_path)["harness_plan"] == {}

@@ -35,16 +35,16 @@ def _database_url() -> str:
     if connection.vendor == "sqlite":
         return f"sqlite:///{settings['NAME']}"
     password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
-    return f"postgres://{settings['USER']}{password}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    return (
+        f"postgres://{settings['USER']}{password}@{settings['HOST'] or '127.0.0.1'}:{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
 
 
 @pytest.fixture(scope="session")
 def static_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("static")
     env = dict(os.environ, ARENA_STATIC_ROOT=str(root), ARENA_VAR_DIR=str(tmp_path_factory.mktemp("collect-var")))
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=REPO, env=env, check=True
-    )
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=REPO, env=env, check=True)
     return root
 
 

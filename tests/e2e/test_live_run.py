@@ -41,7 +41,13 @@ def get_init_inputs():
 """
 FIRST_WORDS_S = 60_000
 VERDICT_S = 120_000
-DISPLAYED = {RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER, RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE, RunEvent.Kind.ERROR}
+DISPLAYED = {
+    RunEvent.Kind.REASONING,
+    RunEvent.Kind.ANSWER,
+    RunEvent.Kind.CANDIDATE,
+    RunEvent.Kind.NO_CANDIDATE,
+    RunEvent.Kind.ERROR,
+}
 
 
 def type_into_editor(page, source: str):

@@ -35,8 +35,9 @@ def verified_under_old_harness(arch: str = "h100", **fields):
 def kernels():
     """Made before any worker registers, so saving them enqueues nothing of their own."""
     listed = verified_under_old_harness()
-    Evaluation.objects.create(candidate=listed, arch="a100", harness_version=OLD, status="verified", speedup_eager=3.0,
-                              finished_at=timezone.now())
+    Evaluation.objects.create(
+        candidate=listed, arch="a100", harness_version=OLD, status="verified", speedup_eager=3.0, finished_at=timezone.now()
+    )
     featured = verified_under_old_harness(curation="featured")
     verified_under_old_harness(curation="hidden")
     verified_under_old_harness(curation="delisted", curation_reason="caches")
@@ -60,9 +61,14 @@ def test_the_command_enqueues_each_listed_kernel_where_it_lacks_a_current_verdic
     listed, featured = kernels["listed"].pk, kernels["featured"].pk
     assert (pending(broker, "gpu.h100.bulk"), pending(broker, "gpu.a100.bulk")) == (2, 1)
     assert pending(broker, "gpu.h100") == 0
-    assert set(Evaluation.objects.filter(arch="h100", harness_version=HARNESS_VERSION, candidate_id__in=[listed, featured])
-               .values_list("status", flat=True)) == {"queued"}
-    assert list(Evaluation.objects.filter(arch="a100", harness_version=HARNESS_VERSION).values_list("candidate_id", flat=True)) == [listed]
+    assert set(
+        Evaluation.objects.filter(arch="h100", harness_version=HARNESS_VERSION, candidate_id__in=[listed, featured]).values_list(
+            "status", flat=True
+        )
+    ) == {"queued"}
+    assert list(
+        Evaluation.objects.filter(arch="a100", harness_version=HARNESS_VERSION).values_list("candidate_id", flat=True)
+    ) == [listed]
     assert AuditEntry.objects.filter(action="kernel re-verification", actor=None).count() == 3
     assert f"h100: 2 kernels enqueued (#{listed}, #{featured}); no live h100 worker" in capsys.readouterr().out
 

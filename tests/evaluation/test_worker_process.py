@@ -45,7 +45,11 @@ def start_worker(redis_url: str, slot: str, tmp_path) -> subprocess.Popen:
     log = open(tmp_path / f"worker-{slot}.log", "w")
     return subprocess.Popen(
         [sys.executable, "manage.py", "arena_worker", "--arch", "cpu"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
 
 
@@ -73,7 +77,9 @@ def test_a_worker_killed_mid_job_leads_to_a_retry_that_completes_once(redis_url,
         evaluation = candidate.evaluations.get(arch="cpu")
         wait_until(
             lambda: Evaluation.objects.filter(pk=evaluation.pk, status="running").exists(),
-            timeout=120, what="the job to start", logs=logs,
+            timeout=120,
+            what="the job to start",
+            logs=logs,
         )
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
@@ -82,7 +88,9 @@ def test_a_worker_killed_mid_job_leads_to_a_retry_that_completes_once(redis_url,
         try:
             done = wait_until(
                 lambda: Evaluation.objects.filter(pk=evaluation.pk).exclude(status__in=["queued", "running"]).first(),
-                timeout=300, what="the retried job to finish", logs=logs,
+                timeout=300,
+                what="the retried job to finish",
+                logs=logs,
             )
         finally:
             second.send_signal(signal.SIGTERM)

@@ -18,13 +18,30 @@ CANDIDATES = HERE / "candidates"
 
 # Small enough for CI's two cores, large enough that every step runs.
 SMALL_PLAN = {
-    "trials": 2, "inputs_per_trial": 2, "warmup_rounds": 1, "min_samples": 4, "max_samples": 6,
-    "timed_checks": 1, "flush_bytes": 64 * 1024, "profile": False, "shape_check": False, "speed_of_light": False,
-    "burst_calls": 4, "steady_min_rounds": 2, "steady_max_rounds": 3, "steady_budget_s": 2.0, "bootstrap_resamples": 200,
+    "trials": 2,
+    "inputs_per_trial": 2,
+    "warmup_rounds": 1,
+    "min_samples": 4,
+    "max_samples": 6,
+    "timed_checks": 1,
+    "flush_bytes": 64 * 1024,
+    "profile": False,
+    "shape_check": False,
+    "speed_of_light": False,
+    "burst_calls": 4,
+    "steady_min_rounds": 2,
+    "steady_max_rounds": 3,
+    "steady_budget_s": 2.0,
+    "bootstrap_resamples": 200,
 }
 # In CI the OS sandbox must be there; elsewhere a machine without bubblewrap runs the suite unconfined.
-SMALL_LIMITS = {"wall_time_s": 240, "build_time_s": 180, "call_time_s": 60, "memory_bytes": 4 * 2**30,
-                "require_sandbox": sandbox.confinement().confined or os.environ.get("CI") == "true"}
+SMALL_LIMITS = {
+    "wall_time_s": 240,
+    "build_time_s": 180,
+    "call_time_s": 60,
+    "memory_bytes": 4 * 2**30,
+    "require_sandbox": sandbox.confinement().confined or os.environ.get("CI") == "true",
+}
 
 
 def problem(name: str) -> str:
@@ -37,8 +54,12 @@ def candidate(name: str) -> str:
 
 def verify(problem_name: str, candidate_name: str, *, plan=None, limits=None, device="cpu", **kwargs):
     return harness.verify(
-        problem(problem_name), candidate(candidate_name), device=device,
-        plan={**SMALL_PLAN, **(plan or {})}, limits={**SMALL_LIMITS, **(limits or {})}, **kwargs,
+        problem(problem_name),
+        candidate(candidate_name),
+        device=device,
+        plan={**SMALL_PLAN, **(plan or {})},
+        limits={**SMALL_LIMITS, **(limits or {})},
+        **kwargs,
     )
 
 

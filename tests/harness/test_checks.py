@@ -4,9 +4,19 @@ is reported."""
 from evaluation.harness import checks
 from evaluation.harness.evidence import CANDIDATE, TIMED, TRIAL, Call, Evidence, Fault
 
-GOOD_LEAF = {"type": "torch.Tensor", "plain_tensor": True, "dtype": "float32", "shape": [2, 2], "device": "cpu",
-             "strided": True, "distinct_elements": True, "aliases_input": False, "aliases_earlier_output": False,
-             "aliases_model_state": False, "aliases_other_output": False}
+GOOD_LEAF = {
+    "type": "torch.Tensor",
+    "plain_tensor": True,
+    "dtype": "float32",
+    "shape": [2, 2],
+    "device": "cpu",
+    "strided": True,
+    "distinct_elements": True,
+    "aliases_input": False,
+    "aliases_earlier_output": False,
+    "aliases_model_state": False,
+    "aliases_other_output": False,
+}
 SPEC = [{"dtype": "float32", "shape": [2, 2], "device": "cpu"}]
 REFERENCE_FACTS = [{"aliases_input": False, "distinct_elements": True}]
 
@@ -20,8 +30,19 @@ def _evidence(leaf=None, *, patched=(), error=0.0, phase=TRIAL) -> Evidence:
     ev.instantiations = [{"ok": True}]
     reply = {"ok": True, "output": {"structure": "T", "leaves": [leaf or GOOD_LEAF]}, "changed_after_capture": []}
     comparison = {"max_rel_error": error, "max_abs_error": error, "nonfinite": 0, "leaves": []}
-    ev.calls = [Call(CANDIDATE, phase, 1, reply, 2.0, timing={"ms": 1.0, "inputs_modified": []},
-                     reference={"spec": SPEC}, comparison=comparison, tolerance=1e-2)]
+    ev.calls = [
+        Call(
+            CANDIDATE,
+            phase,
+            1,
+            reply,
+            2.0,
+            timing={"ms": 1.0, "inputs_modified": []},
+            reference={"spec": SPEC},
+            comparison=comparison,
+            tolerance=1e-2,
+        )
+    ]
     return ev
 
 
@@ -72,7 +93,8 @@ def test_every_check_has_a_unique_name_and_a_known_status():
 def test_output_overwritten_by_the_next_call_is_a_reused_buffer():
     ev = _evidence()
     ev.calls[0].reply["output"]["earlier_output_overwritten"] = (
-        "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run.")
+        "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run."
+    )
 
     _, first = checks.run_checks(ev)
 
@@ -142,8 +164,13 @@ def test_a_candidate_busy_while_the_baselines_run_is_rejected():
 
 def test_a_structure_other_than_the_references_names_both():
     ev = _evidence()
-    ev.calls[0].comparison = {"structure_mismatch": ["tuple[T,F]", "tuple[T,T]"], "max_rel_error": float("inf"),
-                              "max_abs_error": float("inf"), "leaves": [], "uncaptured": []}
+    ev.calls[0].comparison = {
+        "structure_mismatch": ["tuple[T,F]", "tuple[T,T]"],
+        "max_rel_error": float("inf"),
+        "max_abs_error": float("inf"),
+        "leaves": [],
+        "uncaptured": [],
+    }
 
     _, first = checks.run_checks(ev)
 
@@ -167,12 +194,22 @@ def _bursts_evidence(candidate_leftover_ms: float, *, call_ms: float = 0.05) -> 
     ev = _evidence()
     ev.device = "cuda"
     for round_number in range(1, 9):
-        ev.bursts.append({"who": "eager", "phase": "steady", "round": round_number, "leftover_ms": 0.007, "sum_ms": 1.0,
-                          "wall_ms": 5.0})
-        ev.bursts.append({"who": CANDIDATE, "phase": "steady", "round": round_number, "leftover_ms": candidate_leftover_ms,
-                          "sum_ms": 1.0, "wall_ms": 5.0})
-        ev.calls.append(Call(CANDIDATE, "steady", 10 + round_number, {"ok": True}, 1.0, timing={"ms": call_ms},
-                             burst=(round_number, 0)))
+        ev.bursts.append(
+            {"who": "eager", "phase": "steady", "round": round_number, "leftover_ms": 0.007, "sum_ms": 1.0, "wall_ms": 5.0}
+        )
+        ev.bursts.append(
+            {
+                "who": CANDIDATE,
+                "phase": "steady",
+                "round": round_number,
+                "leftover_ms": candidate_leftover_ms,
+                "sum_ms": 1.0,
+                "wall_ms": 5.0,
+            }
+        )
+        ev.calls.append(
+            Call(CANDIDATE, "steady", 10 + round_number, {"ok": True}, 1.0, timing={"ms": call_ms}, burst=(round_number, 0))
+        )
     return ev
 
 
@@ -190,13 +227,26 @@ def test_work_left_after_every_burst_is_rejected_and_a_little_is_flagged():
 def test_work_left_past_each_calls_end_is_rejected():
     """A call that leaves a few microseconds of work on a side stream: the device drains later after
     each of its calls than after the eager reference's, though no burst ends with work left."""
+
     def evidence(candidate_settle_ms):
         ev = _bursts_evidence(0.007, call_ms=0.001)
         for index in range(12):
-            ev.calls.append(Call("eager", "steady", 100 + index, {"ok": True}, 1.0,
-                                 timing={"ms": 0.005, "settle_ms": 0.006}, burst=(1, index)))
-            ev.calls.append(Call(CANDIDATE, "steady", 200 + index, {"ok": True}, 1.0,
-                                 timing={"ms": 0.001, "settle_ms": candidate_settle_ms}, burst=(1, index)))
+            ev.calls.append(
+                Call(
+                    "eager", "steady", 100 + index, {"ok": True}, 1.0, timing={"ms": 0.005, "settle_ms": 0.006}, burst=(1, index)
+                )
+            )
+            ev.calls.append(
+                Call(
+                    CANDIDATE,
+                    "steady",
+                    200 + index,
+                    {"ok": True},
+                    1.0,
+                    timing={"ms": 0.001, "settle_ms": candidate_settle_ms},
+                    burst=(1, index),
+                )
+            )
         return ev
 
     hidden = checks.no_hidden_work(evidence(0.011))

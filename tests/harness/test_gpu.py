@@ -23,8 +23,12 @@ def cuda_verify(problem_name, candidate_name, **kwargs):
 
 @needs_cuda
 def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels():
-    verdict = cuda_verify("matmul", "gpu_honest_triton_matmul", baselines=("eager", "compile", "compile-ro", "cudagraph"),
-                          plan={"profile": True, "speed_of_light": True})
+    verdict = cuda_verify(
+        "matmul",
+        "gpu_honest_triton_matmul",
+        baselines=("eager", "compile", "compile-ro", "cudagraph"),
+        plan={"profile": True, "speed_of_light": True},
+    )
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert set(verdict["timing"]["speedups"]) == {"eager", "compile", "compile-ro", "cudagraph"}
@@ -75,8 +79,9 @@ def test_three_measures_with_intervals_and_gpu_state():
 def test_a_call_that_synchronizes_inside_is_measured_without_the_gate():
     # torch.cuda.synchronize inside forward would wait for the gate forever: the watchdog opens it,
     # and the side's later bursts run ungated, the host's waiting inside the interval.
-    verdict = cuda_verify("matmul", "gpu_synchronizing_matmul", plan={"steady_min_rounds": 4, "steady_max_rounds": 4,
-                                                                      "device_time": False})
+    verdict = cuda_verify(
+        "matmul", "gpu_synchronizing_matmul", plan={"steady_min_rounds": 4, "steady_max_rounds": 4, "device_time": False}
+    )
 
     assert verdict["status"] == "verified", verdict["reason"]
     steady = verdict["timing"]["measures"]["steady_state"]

@@ -90,7 +90,10 @@ def test_output_finished_by_code_left_behind_is_captured_unwritten(candidate_nam
     # (CI once saw 2.5e33: memory no poisoning reached), never the product finished later.
     verdict = verify("matmul", candidate_name)
 
-    assert (verdict["status"], failed_check(verdict)) in (("incorrect", "outputs_finite"), ("incorrect", "outputs_match_reference"))
+    assert (verdict["status"], failed_check(verdict)) in (
+        ("incorrect", "outputs_finite"),
+        ("incorrect", "outputs_match_reference"),
+    )
 
 
 def test_the_candidate_process_holds_no_problem_to_tamper_with():

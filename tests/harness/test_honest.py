@@ -29,7 +29,8 @@ def test_honest_candidate_verifies_with_the_full_verdict():
     timing = verdict["timing"]
     assert timing["candidate"]["samples"] >= 4 and timing["baselines"]["eager"]["samples"] >= 4
     assert timing["speedups"]["eager"] == pytest.approx(
-        timing["baselines"]["eager"]["median_ms"] / timing["candidate"]["median_ms"])
+        timing["baselines"]["eager"]["median_ms"] / timing["candidate"]["median_ms"]
+    )
     assert "monotonic clock" in timing["method"] and "each side in its own process" in timing["method"]
     assert verdict["env"]["torch"] and verdict["env"]["python"] and verdict["env"]["harness_version"]
     assert verdict["sandbox"]["memory_limit_bytes"] == SMALL_LIMITS["memory_bytes"]
@@ -139,15 +140,28 @@ def test_compiled_baselines_are_cached_between_runs(tmp_path):
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "evaluation.harness", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "evaluation.harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_cli_prints_one_json_verdict_and_exits_zero_for_any_verdict():
     plan = json.dumps(SMALL_PLAN)
 
-    done = _cli("verify", "--problem", str(PROBLEMS / "matmul.py"), "--candidate", str(CANDIDATES / "fault_fake_verdict.py"),
-                "--device", "cpu", "--baselines", "eager", "--json", "--plan", plan)
+    done = _cli(
+        "verify",
+        "--problem",
+        str(PROBLEMS / "matmul.py"),
+        "--candidate",
+        str(CANDIDATES / "fault_fake_verdict.py"),
+        "--device",
+        "cpu",
+        "--baselines",
+        "eager",
+        "--json",
+        "--plan",
+        plan,
+    )
 
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
@@ -157,8 +171,15 @@ def test_cli_prints_one_json_verdict_and_exits_zero_for_any_verdict():
 
 
 def test_cli_rejects_bad_arguments_with_a_nonzero_exit():
-    done = _cli("verify", "--problem", str(PROBLEMS / "matmul.py"), "--candidate", str(CANDIDATES / "honest_matmul.py"),
-                "--baselines", "eager,turbo")
+    done = _cli(
+        "verify",
+        "--problem",
+        str(PROBLEMS / "matmul.py"),
+        "--candidate",
+        str(CANDIDATES / "honest_matmul.py"),
+        "--baselines",
+        "eager,turbo",
+    )
 
     assert done.returncode == 2
     assert "unknown baselines" in done.stderr and done.stdout == ""
@@ -209,8 +230,17 @@ def test_every_seed_comes_from_the_operating_systems_secret_source(monkeypatch):
     drawn = []
     real = secrets.randbelow
     monkeypatch.setattr(secrets, "randbelow", lambda n: drawn.append(n) or real(n))
-    verification = pipeline.Verification("", "", device="cpu", baselines=(), limits=harness.Limits(), plan=harness.Plan(),
-                                         on_progress=None, baseline_cache_dir=None, proof_inputs_source=None)
+    verification = pipeline.Verification(
+        "",
+        "",
+        device="cpu",
+        baselines=(),
+        limits=harness.Limits(),
+        plan=harness.Plan(),
+        on_progress=None,
+        baseline_cache_dir=None,
+        proof_inputs_source=None,
+    )
 
     seeds = {verification.seed() for _ in range(5)}
 

@@ -48,8 +48,10 @@ def _evidence(candidate: list[tuple[float, float]], eager: list[tuple[float, flo
 
 def test_the_harness_wake_up_after_the_synchronize_is_taken_off_every_sample():
     # Every device-wide interval holds 0.030 ms of the host waking up after the call's synchronize.
-    ev = _evidence(candidate=[(0.130 + 0.001 * i, 0.100 + 0.001 * i) for i in range(9)],
-                   eager=[(0.330 + 0.001 * i, 0.300 + 0.001 * i) for i in range(9)])
+    ev = _evidence(
+        candidate=[(0.130 + 0.001 * i, 0.100 + 0.001 * i) for i in range(9)],
+        eager=[(0.330 + 0.001 * i, 0.300 + 0.001 * i) for i in range(9)],
+    )
 
     assert ev.wake_up_ms() == pytest.approx(0.030)
     assert statistics.median(ev.timed_samples(CANDIDATE)) == pytest.approx(0.104)

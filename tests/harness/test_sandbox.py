@@ -19,15 +19,17 @@ from evaluation import harness
 from evaluation.harness import sandbox
 from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, failed_check, problem, verify
 
-confined = pytest.mark.skipif(not sandbox.confinement().confined and os.environ.get("CI") != "true",
-                              reason=f"no OS sandbox on this host: {sandbox.confinement().detail}")
+confined = pytest.mark.skipif(
+    not sandbox.confinement().confined and os.environ.get("CI") != "true",
+    reason=f"no OS sandbox on this host: {sandbox.confinement().detail}",
+)
 
 
 def _escape_attempts(verdict) -> dict[str, str]:
     found = {}
     for line in verdict["log_excerpt"].splitlines():
         if line.startswith("ESCAPE ") and ": " in line:
-            name, outcome = line[len("ESCAPE "):].split(": ", 1)
+            name, outcome = line[len("ESCAPE ") :].split(": ", 1)
             found[name] = outcome
     return found
 
@@ -46,8 +48,12 @@ def test_the_sandbox_is_bubblewrap_and_says_so():
 def test_a_candidate_running_as_root_reaches_nothing_of_the_host(monkeypatch):
     secret, planted = f"hunter2-{uuid.uuid4().hex}", f"kernel-court-planted-{uuid.uuid4().hex}"
     monkeypatch.setenv("SECRET_KEY", secret)
-    source = (candidate("probe_escape").replace('"/work/main"', repr(str(REPO)))
-              .replace("SECRET_PLACEHOLDER", secret).replace("TMP_PLACEHOLDER", planted))
+    source = (
+        candidate("probe_escape")
+        .replace('"/work/main"', repr(str(REPO)))
+        .replace("SECRET_PLACEHOLDER", secret)
+        .replace("TMP_PLACEHOLDER", planted)
+    )
 
     verdict = harness.verify(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
 
@@ -185,9 +191,24 @@ def test_nothing_of_the_sandbox_survives_the_harness_being_killed_mid_call(tmp_p
     (tmp_path / "candidate.py").write_text(candidate("probe_hang_forever").replace("MARKER_PLACEHOLDER", marker))
     (tmp_path / "problem.py").write_text(problem("matmul"))
     cli = subprocess.Popen(
-        [sys.executable, "-m", "evaluation.harness", "verify", "--problem", str(tmp_path / "problem.py"),
-         "--candidate", str(tmp_path / "candidate.py"), "--plan", json.dumps(SMALL_PLAN), "--limits", json.dumps(SMALL_LIMITS)],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "evaluation.harness",
+            "verify",
+            "--problem",
+            str(tmp_path / "problem.py"),
+            "--candidate",
+            str(tmp_path / "candidate.py"),
+            "--plan",
+            json.dumps(SMALL_PLAN),
+            "--limits",
+            json.dumps(SMALL_LIMITS),
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         assert _wait_until(lambda: _running_with(marker), 120), "the candidate never started its child"
         cli.send_signal(signal.SIGKILL)

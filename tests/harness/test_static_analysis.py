@@ -19,14 +19,14 @@ def test_triton_kernel_is_found_through_its_decorator_and_import():
 
 
 def test_mentions_in_strings_and_comments_count_for_nothing():
-    source = '''
+    source = """
 import torch
 # we could use threading, subprocess, load_inline or torch.backends.cuda.matmul.allow_tf32 = True
 NOTE = "import socket; os.environ['SECRET']; torch.cuda.Stream(); .half()"
 class ModelNew(torch.nn.Module):
     def forward(self, x):
         return x * 2
-'''
+"""
     facts = analyze(source)
 
     assert facts["facts"] == {}
@@ -34,7 +34,7 @@ class ModelNew(torch.nn.Module):
 
 
 def test_threads_streams_precision_fallbacks_and_introspection_are_reported_with_lines():
-    source = '''import threading as th
+    source = """import threading as th
 import gc, os
 from torch.cuda import Stream
 import torch
@@ -48,7 +48,7 @@ def f(x):
     th.Thread(target=f).start()
     key = os.environ.get("X")
     return gc.get_objects(), f.__code__
-'''
+"""
     facts = analyze(source)["facts"]
 
     assert facts["threads"] == [1, 12]

@@ -12,8 +12,9 @@ def test_float32_tolerance_is_kernelbenchs_and_widens_with_the_references_own_er
     assert tolerance.tolerance("float32", 5.0) == tolerance.CEILING
 
 
-@pytest.mark.parametrize("error, tier", [(0.0, "exact-fp32"), (5e-5, "exact-fp32"), (5e-4, "tf32-level"),
-                                         (8e-3, "half-level"), (None, None)])
+@pytest.mark.parametrize(
+    "error, tier", [(0.0, "exact-fp32"), (5e-5, "exact-fp32"), (5e-4, "tf32-level"), (8e-3, "half-level"), (None, None)]
+)
 def test_precision_tier(error, tier):
     assert tolerance.tier(error) == tier
 

@@ -24,9 +24,7 @@ CORRECTNESS_ONLY = {"trials": 1, "inputs_per_trial": 1, "profile": False}
 def test_the_first_candidate_passes_the_harness_on_cpu(kernelbench_profiles, key):
     source, profile = kernelbench_profiles[key]
     choice = next(
-        a.transformation
-        for a in plan(profile, []).ranked
-        if a.applicable and a.transformation.family != "torch-compile"
+        a.transformation for a in plan(profile, []).ranked if a.applicable and a.transformation.family != "torch-compile"
     )
 
     verdict = harness.verify(source, candidate_code(choice, source, profile), device="cpu", baselines=(), plan=CORRECTNESS_ONLY)

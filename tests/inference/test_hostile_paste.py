@@ -16,7 +16,7 @@ from kernels.models import Evaluation, OptimizationRun
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-PASTE = '''
+PASTE = """
 import os
 import socket
 
@@ -45,7 +45,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 class Listener:
@@ -80,8 +80,10 @@ def test_a_paste_that_runs_commands_and_opens_sockets_at_import_does_nothing_on_
     planted = Path(f"/tmp/kernel-court-pasted-{uuid.uuid4().hex}")
     listener = Listener()
     try:
-        response = client.post(reverse("inference:demo"), {"source": PASTE.format(planted=planted, port=listener.port),
-                                                           "backend": "builtin", "max_rounds": 1})
+        response = client.post(
+            reverse("inference:demo"),
+            {"source": PASTE.format(planted=planted, port=listener.port), "backend": "builtin", "max_rounds": 1},
+        )
         assert response.status_code == 302, response.content.decode()[:2000]
         run = OptimizationRun.objects.latest("pk")
         deadline = time.monotonic() + 600

@@ -5,7 +5,7 @@ import pytest
 from inference.prompts import PriorCandidate, PriorVerdict, read_prompt, render_prompt, templates
 from inference.prompts.rendering import Template, fill
 
-PROBLEM = '''import torch
+PROBLEM = """import torch
 import torch.nn as nn
 
 class Model(nn.Module):
@@ -18,7 +18,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 FAST = PriorCandidate(
     code="# fused\nclass ModelNew(nn.Module):\n    pass\n",

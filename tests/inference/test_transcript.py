@@ -37,8 +37,11 @@ def run():
 def sent(monkeypatch) -> list[tuple[str, str, int]]:
     """What the transcript publishes: (kind, text, seq)."""
     messages = []
-    monkeypatch.setattr(transcript_module, "stream_to_group",
-                        lambda group, message: messages.append(tuple(message["event"][k] for k in ("kind", "text", "seq"))))
+    monkeypatch.setattr(
+        transcript_module,
+        "stream_to_group",
+        lambda group, message: messages.append(tuple(message["event"][k] for k in ("kind", "text", "seq"))),
+    )
     return messages
 
 
@@ -122,7 +125,7 @@ def test_the_run_row_takes_its_new_status_only_once_the_transcript_is_stored(run
     run.status = OptimizationRun.Status.CANCELLED
     at_save = []
     transcript.status(round=1, save_run=lambda: at_save.append((stored(run), list(sent))))
-    (stored_then, sent_then), = at_save
+    ((stored_then, sent_then),) = at_save
     assert stored_then == [("prompt", "Optimize."), ("status", run.get_status_display())]
     assert [kind for kind, _, _ in sent_then] == ["prompt"]  # the status goes out after the row is saved
     assert [kind for kind, _, _ in sent] == ["prompt", "status"]

@@ -18,13 +18,13 @@ def get_init_inputs():
     return []
 '''
 
-CANDIDATE_SOURCE = '''import torch
+CANDIDATE_SOURCE = """import torch
 import torch.nn as nn
 
 class ModelNew(nn.Module):
     def forward(self, x):
         return x * {scale}
-'''
+"""
 
 
 def make_problem(scale=2, **fields) -> Problem:

@@ -18,9 +18,7 @@ def staff_client(client):
     return client
 
 
-@pytest.mark.parametrize(
-    "model", ["problem", "candidate", "claim", "evaluation", "optimizationrun", "hackreport"]
-)
+@pytest.mark.parametrize("model", ["problem", "candidate", "claim", "evaluation", "optimizationrun", "hackreport"])
 def test_every_kernels_model_has_an_admin_list(staff_client, model):
     make_candidate()
     assert staff_client.get(reverse(f"admin:kernels_{model}_changelist")).status_code == 200

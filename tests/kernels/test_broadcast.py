@@ -53,8 +53,18 @@ async def test_on_redis_pubsub_a_thread_publishes_what_the_layer_would_send(redi
     assert isinstance(broadcast._publisher_for(layer), PubSubPublisher)
     channel = await layer.new_channel()
     await layer.group_add("run.7", channel)
-    messages = [{"type": "arena.event", "event": {"seq": n, "kind": "reasoning", "text": f"Schritt {n} \u2192 \U0001f680",
-                                                  "data": {"nested": [n, None, 1.5]}}} for n in range(200)]
+    messages = [
+        {
+            "type": "arena.event",
+            "event": {
+                "seq": n,
+                "kind": "reasoning",
+                "text": f"Schritt {n} \u2192 \U0001f680",
+                "data": {"nested": [n, None, 1.5]},
+            },
+        }
+        for n in range(200)
+    ]
     sender = threading.Thread(target=lambda: [broadcast._publisher_for(layer).publish("run.7", m) for m in messages])
     sender.start()
     received = [await asyncio.wait_for(layer.receive(channel), timeout=5) for _ in messages]

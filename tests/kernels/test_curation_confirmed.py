@@ -17,8 +17,13 @@ pytestmark = pytest.mark.django_db
 
 def verified(kernel, eager: float, arch: str = "h100") -> Evaluation:
     return Evaluation.objects.create(
-        candidate=kernel, arch=arch, harness_version=HARNESS_VERSION, status="verified",
-        speedup_eager=eager, speedup_compile=eager / 2, finished_at=timezone.now(),
+        candidate=kernel,
+        arch=arch,
+        harness_version=HARNESS_VERSION,
+        status="verified",
+        speedup_eager=eager,
+        speedup_compile=eager / 2,
+        finished_at=timezone.now(),
     )
 
 
@@ -90,7 +95,9 @@ def test_confirming_records_who_delisted_the_kernel_and_why(staff_api, board):
     hacked = board["hacked"]
     hacked.refresh_from_db()
     assert (hacked.curation, hacked.curated_by, hacked.curation_reason) == (
-        "delisted", staff_api.user, "Caches its output per shape."
+        "delisted",
+        staff_api.user,
+        "Caches its output per shape.",
     )
     entries = AuditEntry.objects.filter(actor=staff_api.user).order_by("id")
     assert [(e.action, e.target_type, e.target_id) for e in entries] == [

@@ -40,7 +40,7 @@ def get_init_inputs():
     return []
 '''
 
-CACHING = '''import torch
+CACHING = """import torch
 import torch.nn as nn
 
 class ModelNew(nn.Module):
@@ -53,9 +53,9 @@ class ModelNew(nn.Module):
         if x.shape not in self.results:
             self.results[x.shape] = self.linear(x)
         return self.results[x.shape].clone()
-'''
+"""
 
-HONEST = '''import torch
+HONEST = """import torch
 import torch.nn as nn
 
 class ModelNew(nn.Module):
@@ -65,27 +65,33 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         return self.linear(x)
-'''
+"""
 
-RANDOM_BATCH = '''import torch
+RANDOM_BATCH = """import torch
 
 def get_inputs():
     return [torch.randn(2, 8)]
-'''
+"""
 
-PROOF_THAT_RAISES = '''def get_inputs():
+PROOF_THAT_RAISES = """def get_inputs():
     raise RuntimeError("no inputs today")
-'''
+"""
 
 
 def planted_kernel(code: str):
     """A listed kernel with a verified cpu evaluation, made before the worker registers (so saving
     it enqueues nothing of its own)."""
-    problem = Problem.objects.create(title="Linear on a fixed batch", source=PROBLEM, normalized_hash=normalized_source_hash(PROBLEM))
+    problem = Problem.objects.create(
+        title="Linear on a fixed batch", source=PROBLEM, normalized_hash=normalized_source_hash(PROBLEM)
+    )
     kernel = make_candidate(problem=problem, code=code)
     Evaluation.objects.create(
-        candidate=kernel, arch="cpu", harness_version=HARNESS_VERSION, status="verified",
-        speedup_eager=4.0, finished_at=timezone.now(),
+        candidate=kernel,
+        arch="cpu",
+        harness_version=HARNESS_VERSION,
+        status="verified",
+        speedup_eager=4.0,
+        finished_at=timezone.now(),
     )
     return kernel
 
@@ -117,7 +123,12 @@ def report_with_proof(client, kernel, proof: str, broker) -> ProofCheck:  # noqa
     """File a report through the API and wait for the worker to check its proof."""
     response = client.post(
         "/api/reports/",
-        {"kernel": kernel.pk, "category": "caching", "text": "Returns the first batch's result for any batch.", "proof_code": proof},
+        {
+            "kernel": kernel.pk,
+            "category": "caching",
+            "text": "Returns the first batch's result for any batch.",
+            "proof_code": proof,
+        },
         format="json",
     )
     assert response.status_code == 201, response.content
@@ -132,7 +143,9 @@ def test_a_proof_that_breaks_a_caching_kernel_puts_it_under_review(kernel, worke
     assert check.status == "breaks" and "on the hack report's proof inputs the candidate is wrong" in check.reason
     assert kernel.curation == "under_review" and kernel.curated_by is None
     assert f"Hack report {check.report_id}" in kernel.curation_reason
-    assert AuditEntry.objects.filter(actor=None, action="kernel under_review", target_type="candidate", target_id=kernel.pk).exists()
+    assert AuditEntry.objects.filter(
+        actor=None, action="kernel under_review", target_type="candidate", target_id=kernel.pk
+    ).exists()
     assert AuditEntry.objects.filter(actor=None, action="proof check breaks", target_id=check.report_id).exists()
     assert [message.to for message in mail.outbox] == [[curator.email]]
     assert reporter.get("/api/leaderboard/cpu/").json()["rows"] == []

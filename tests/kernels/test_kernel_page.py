@@ -17,7 +17,13 @@ VERDICT = {
     "status": "verified",
     "reason": "All checks passed.",
     "checks": [{"name": "outputs_match_reference", "passed": True, "detail": "max rel error 1e-7"}],
-    "correctness": {"trials": 3, "inputs_per_trial": 2, "max_abs_error": 1e-7, "max_rel_error": 1e-7, "precision_tier": "exact-fp32"},
+    "correctness": {
+        "trials": 3,
+        "inputs_per_trial": 2,
+        "max_abs_error": 1e-7,
+        "max_rel_error": 1e-7,
+        "precision_tier": "exact-fp32",
+    },
     "timing": {
         "method": "CUDA events, device-wide sync, L2 flush, rotated inputs",
         "candidate": {"median_ms": 0.25, "iqr_ms": 0.01, "samples": 100},
@@ -76,7 +82,11 @@ def test_a_signed_in_user_files_a_report_with_a_proof(client, kernel):
     client.force_login(get_user_model().objects.create_user("reporter"))
     response = client.post(
         f"/kernels/{kernel.pk}/report/",
-        {"category": "caching", "text": "Returns the first output forever.", "proof_code": "import torch\ndef get_inputs():\n    return [torch.zeros(8)]\n"},
+        {
+            "category": "caching",
+            "text": "Returns the first output forever.",
+            "proof_code": "import torch\ndef get_inputs():\n    return [torch.zeros(8)]\n",
+        },
     )
     assert response.status_code == 302
     report = HackReport.objects.get()

@@ -46,12 +46,16 @@ def test_evaluation_is_unique_per_candidate_arch_and_harness_version():
 
 def test_speedup_must_be_positive():
     candidate = make_candidate()
-    violates(lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, speedup_eager=0))
+    violates(
+        lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, speedup_eager=0)
+    )
 
 
 def test_verified_evaluation_must_be_finished():
     candidate = make_candidate()
-    violates(lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, status="verified"))
+    violates(
+        lambda: Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION, status="verified")
+    )
 
 
 def test_same_code_for_a_problem_outside_runs_is_one_candidate():
@@ -106,7 +110,10 @@ def test_recording_a_verdict_copies_the_indexed_figures():
             "status": "verified",
             "reason": "All checks passed.",
             "correctness": {"precision_tier": "exact-fp32", "max_abs_error": 1e-7, "max_rel_error": 2e-7},
-            "timing": {"candidate": {"median_ms": 0.5, "iqr_ms": 0.01, "samples": 50}, "speedups": {"eager": 1.5, "compile": 1.1}},
+            "timing": {
+                "candidate": {"median_ms": 0.5, "iqr_ms": 0.01, "samples": 50},
+                "speedups": {"eager": 1.5, "compile": 1.1},
+            },
             "flags": ["reduced_precision"],
             "env": {"torch": "2.13.0"},
         },

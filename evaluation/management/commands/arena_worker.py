@@ -34,8 +34,9 @@ class Command(BaseCommand):
             )
         state = confinement()
         if settings.SANDBOX_REQUIRED and not state.confined:
-            raise CommandError(f"this worker has no OS sandbox for candidates ({state.detail}); it will not evaluate "
-                               "without one.")
+            raise CommandError(
+                f"this worker has no OS sandbox for candidates ({state.detail}); it will not evaluate without one."
+            )
         autodiscover_modules(*settings.DRAMATIQ_AUTODISCOVER_MODULES)
         device = detect_device(arch)
         queues = queues_of(device.arch)

@@ -21,7 +21,7 @@ class Command(BaseCommand):
         if not dry_run and broker_is_in_process():
             raise CommandError(
                 "The job broker is in-process (embedded mode, no REDIS_URL): jobs enqueued by this command would be "
-                "lost. Use the admin's action \"Re-verify selected kernels lacking a verdict of the current harness\" "
+                'lost. Use the admin\'s action "Re-verify selected kernels lacking a verdict of the current harness" '
                 "on the running site, or set REDIS_URL as the workers have it."
             )
         plan = reverify_outdated(arch=arch, dry_run=dry_run)

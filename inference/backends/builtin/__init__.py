@@ -35,8 +35,9 @@ class BuiltinBackend:
             return
         yield ReasoningDelta(narrative.INTRODUCTION)
         first_token_s = time.monotonic() - started
-        profile = analyse_problem(content.problem_source, timeout_s=self.analysis_timeout_s, cancel=cancel,
-                                  allow_unconfined=self.allow_unconfined)
+        profile = analyse_problem(
+            content.problem_source, timeout_s=self.analysis_timeout_s, cancel=cancel, allow_unconfined=self.allow_unconfined
+        )
         if cancel():
             yield Error(CANCELLED_MESSAGE)
             return

@@ -46,9 +46,7 @@ def problem_module(source: str) -> tuple[list[str], str]:
     return future, "\n".join(kept).strip("\n")
 
 
-def render_candidate(
-    *, key: str, title: str, problem_source: str, body: str, imports: list[str] | None = None
-) -> str:
+def render_candidate(*, key: str, title: str, problem_source: str, body: str, imports: list[str] | None = None) -> str:
     future, problem = problem_module(problem_source)
     header = [
         f"{MARKER}{key}",

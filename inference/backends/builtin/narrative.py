@@ -52,7 +52,9 @@ def analysis_lines(profile: ProblemProfile, plan: Plan) -> list[str]:
         f"traffic at peak). Eager estimate: {_us(roof.eager_estimate_s)}, {roof.launch_share:.0%} of it launch overhead.\n",
     ]
     if profile.epilogue is not None:
-        lines.append(f"torch.fx finds a fusable epilogue: `{profile.epilogue.anchor}` → {' → '.join(profile.epilogue.op_names)}.\n")
+        lines.append(
+            f"torch.fx finds a fusable epilogue: `{profile.epilogue.anchor}` → {' → '.join(profile.epilogue.op_names)}.\n"
+        )
     lines += [f"Note: {note}.\n" for note in profile.notes]
     return lines
 
@@ -83,8 +85,10 @@ def answer_text(choice: Assessment, code: str, plan: Plan) -> str:
     saving = f" I estimate it saves {_us(choice.saving_s)} per call on an H100" if choice.saving_s > 1e-8 else ""
     baseline = ""
     if transformation.family == "torch-compile":
-        baseline = (" Note that the leaderboard also times the reference under torch.compile, so expect little "
-                    "gain against that baseline from this candidate alone.")
+        baseline = (
+            " Note that the leaderboard also times the reference under torch.compile, so expect little "
+            "gain against that baseline from this candidate alone."
+        )
     return (
         f"## Candidate: {transformation.title} (`{transformation.key}`)\n\n"
         f"**What it does:** it {transformation.what}\n\n"

@@ -78,8 +78,7 @@ COMPILE = Transformation(
     "torch-compile",
     "torch.compile (default mode)",
     "torch-compile",
-    "compiles Model's forward with TorchInductor, which fuses elementwise operations and reductions "
-    "into generated kernels.",
+    "compiles Model's forward with TorchInductor, which fuses elementwise operations and reductions into generated kernels.",
     "On CPU Inductor generates C++/OpenMP kernels, so the candidate is compiled there too.",
 )
 COMPILE_AUTOTUNE = Transformation(
@@ -153,41 +152,70 @@ def _assess(transformation: Transformation, profile: ProblemProfile, roof: Roofl
         # 36 and 38 set `self.c0 = self.h0.to(...)`, the same tensor every call, and keep their CUDA
         # graphs: 3.4-5.3x over eager on the H200, benchmarks/RESULTS.md.)
         names = ", ".join(f"`self.{name}`" for name in profile.state_carried[:3])
-        return Assessment(transformation, 0.0, f"forward sets {names} anew on every call, state carried from one "
-                          "call to the next, which a captured CUDA graph would not carry", applicable=False)
+        return Assessment(
+            transformation,
+            0.0,
+            f"forward sets {names} anew on every call, state carried from one "
+            "call to the next, which a captured CUDA graph would not carry",
+            applicable=False,
+        )
     if key == "cuda-graph":
         # The replay reads the inputs from static buffers: one more copy of every input per call.
         copy_s = 2 * sum(t.nbytes for t in profile.inputs) / H100.memory_bandwidth
         saving = max(profile.kernel_launches - 1, 0) * launch - copy_s
-        return Assessment(transformation, saving, f"removes the launch cost of {profile.kernel_launches} kernels "
-                          f"(~{launch * 1e6:.0f} µs each), less {_us(copy_s)} to copy the inputs in: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"removes the launch cost of {profile.kernel_launches} kernels "
+            f"(~{launch * 1e6:.0f} µs each), less {_us(copy_s)} to copy the inputs in: ~{_us(saving)}",
+        )
     if key == "torch-compile":
         saving = compile_saving - COMPILE_CALL_OVERHEAD_S
-        return Assessment(transformation, saving, f"{fusible_launches} fusible kernels moving {_us(fusible_s)} worth "
-                          f"of memory traffic; if Inductor removes half (~{_us(compile_saving)}){overhead}: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"{fusible_launches} fusible kernels moving {_us(fusible_s)} worth "
+            f"of memory traffic; if Inductor removes half (~{_us(compile_saving)}){overhead}: ~{_us(saving)}",
+        )
     if key == "torch-compile-max-autotune":
         # Autotuning costs minutes of compilation for no assumed gain: ranked just below plain compile.
         saving = compile_saving - COMPILE_CALL_OVERHEAD_S - 1e-9
-        return Assessment(transformation, saving, f"fusion as torch.compile (~{_us(compile_saving)}){overhead}; no "
-                          f"gain assumed on the {_us(heavy_s)} in matmuls/convolutions from autotuned kernels: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"fusion as torch.compile (~{_us(compile_saving)}){overhead}; no "
+            f"gain assumed on the {_us(heavy_s)} in matmuls/convolutions from autotuned kernels: ~{_us(saving)}",
+        )
     if key == "torch-compile-reduce-overhead":
         remaining = max(profile.kernel_launches - COMPILE_FUSED_SHARE * fusible_launches - 1, 0)
         saving = compile_saving + remaining * launch - COMPILE_CALL_OVERHEAD_S
-        return Assessment(transformation, saving, f"fusion (~{_us(compile_saving)}) plus the launch cost of the "
-                          f"~{remaining:.0f} kernels left{overhead}: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"fusion (~{_us(compile_saving)}) plus the launch cost of the "
+            f"~{remaining:.0f} kernels left{overhead}: ~{_us(saving)}",
+        )
     if key == "triton-epilogue":
         epilogue = profile.epilogue
         if epilogue is None:
-            return Assessment(transformation, 0.0, "no fusable chain of elementwise operations after a matmul or "
-                              "convolution was found in the torch.fx graph", applicable=False)
+            return Assessment(
+                transformation,
+                0.0,
+                "no fusable chain of elementwise operations after a matmul or convolution was found in the torch.fx graph",
+                applicable=False,
+            )
         count = 1
         for size in epilogue.anchor_shape:
             count *= size
         passes = len(epilogue.ops) - 1
         saving = passes * (2 * 4 * count / H100.memory_bandwidth + launch) - TRITON_LAUNCH_EXTRA_S
-        return Assessment(transformation, saving, f"{len(epilogue.ops)} elementwise ops after `{epilogue.anchor}` "
-                          f"({' → '.join(epilogue.op_names)}) on {count:,} elements: {passes} fewer memory passes and "
-                          f"launches, less ~{_us(TRITON_LAUNCH_EXTRA_S)} for launching Triton from Python: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"{len(epilogue.ops)} elementwise ops after `{epilogue.anchor}` "
+            f"({' → '.join(epilogue.op_names)}) on {count:,} elements: {passes} fewer memory passes and "
+            f"launches, less ~{_us(TRITON_LAUNCH_EXTRA_S)} for launching Triton from Python: ~{_us(saving)}",
+        )
     if key == "channels-last":
         convolutions = [op for op in profile.of_category(CONVOLUTION) if set(op.input_ranks) & {4, 5}]
         if not convolutions:
@@ -195,18 +223,27 @@ def _assess(transformation: Transformation, profile: ProblemProfile, roof: Roofl
         conv_s = sum(op_time(op) for op in convolutions)
         transpose_s = 2 * sum(t.nbytes for t in profile.inputs) / H100.memory_bandwidth
         saving = CHANNELS_LAST_SHARE * conv_s - transpose_s
-        return Assessment(transformation, saving, f"{_us(conv_s)} in convolutions; assuming ~15% from NHWC kernels "
-                          f"and cuDNN autotuning, less {_us(transpose_s)} to transpose the input: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"{_us(conv_s)} in convolutions; assuming ~15% from NHWC kernels "
+            f"and cuDNN autotuning, less {_us(transpose_s)} to transpose the input: ~{_us(saving)}",
+        )
     if key == "tf32":
         matmuls = [op for op in profile.of_category(MATMUL) if "torch.float32" in op.dtypes]
         if not matmuls:
-            return Assessment(transformation, 0.0, "no FP32 matmul (cuDNN already runs FP32 convolutions as TF32 "
-                              "by default)", applicable=False)
+            return Assessment(
+                transformation, 0.0, "no FP32 matmul (cuDNN already runs FP32 convolutions as TF32 by default)", applicable=False
+            )
         fp32 = sum(op_time(op) for op in matmuls)
         tf32 = sum(op_time(op, tf32=True) for op in matmuls)
         saving = PRECISION_DISCOUNT * (fp32 - tf32)
-        return Assessment(transformation, saving, f"FP32 matmuls at {_us(fp32)} on CUDA cores vs {_us(tf32)} on TF32 "
-                          f"tensor cores; halved because it changes precision: ~{_us(saving)}")
+        return Assessment(
+            transformation,
+            saving,
+            f"FP32 matmuls at {_us(fp32)} on CUDA cores vs {_us(tf32)} on TF32 "
+            f"tensor cores; halved because it changes precision: ~{_us(saving)}",
+        )
     raise ValueError(f"unknown transformation {key}")
 
 
@@ -215,8 +252,7 @@ def _assess_blind(transformation: Transformation) -> Assessment:
     order = {"torch-compile-max-autotune": 4, "cuda-graph": 3, "torch-compile-reduce-overhead": 2, "torch-compile": 1}
     if transformation.key not in order:
         return Assessment(transformation, 0.0, "needs the analysis, which failed", applicable=False)
-    return Assessment(transformation, order[transformation.key] * 1e-9, "applies to any module; no estimate without "
-                      "the analysis")
+    return Assessment(transformation, order[transformation.key] * 1e-9, "applies to any module; no estimate without the analysis")
 
 
 @dataclass(frozen=True)
@@ -247,8 +283,16 @@ def lessons(history: list[PriorCandidate]) -> list[Lesson]:
             else:
                 parts.append(f"{verdict.status} on {verdict.arch}" + (f" ({verdict.reason})" if verdict.reason else ""))
         failed = not any(v.status == VERIFIED for v in candidate.verdicts)
-        found.append(Lesson(candidate.round, key, f"Round {candidate.round} tried {label}: {'; '.join(parts)}.",
-                            failed, candidate.best_speedup, candidate.surely_faster))
+        found.append(
+            Lesson(
+                candidate.round,
+                key,
+                f"Round {candidate.round} tried {label}: {'; '.join(parts)}.",
+                failed,
+                candidate.best_speedup,
+                candidate.surely_faster,
+            )
+        )
     return found
 
 
@@ -272,12 +316,15 @@ def _adjust(assessment: Assessment, learned: list[Lesson]) -> None:
             assessment.adjustments.append(f"demoted: `{lesson.key}` of the same family failed in round {lesson.round}")
         elif lesson.best_speedup is not None and lesson.best_speedup < 1.0:
             assessment.saving_s = _scale(assessment.saving_s, DEMOTED)
-            assessment.adjustments.append(f"demoted: `{lesson.key}` of the same family was slower than eager "
-                                          f"({lesson.best_speedup:.2f}x) in round {lesson.round}")
+            assessment.adjustments.append(
+                f"demoted: `{lesson.key}` of the same family was slower than eager "
+                f"({lesson.best_speedup:.2f}x) in round {lesson.round}"
+            )
         elif lesson.best_speedup is not None and lesson.best_speedup >= FAST and (lesson.surely_faster or 0) > 1.01:
             assessment.saving_s = _scale(assessment.saving_s, PROMOTED)
-            assessment.adjustments.append(f"promoted: `{lesson.key}` of the same family reached "
-                                          f"{lesson.best_speedup:.2f}x in round {lesson.round}")
+            assessment.adjustments.append(
+                f"promoted: `{lesson.key}` of the same family reached {lesson.best_speedup:.2f}x in round {lesson.round}"
+            )
 
 
 @dataclass(frozen=True)
