@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PROBLEMS ?= data/cuda-l1/h100.jsonl.gz
 
-.PHONY: run test setup setup-test browser sandbox serve migrate clean
+.PHONY: run test lint format setup setup-test browser sandbox serve migrate clean
 
 run: setup migrate serve
 
@@ -58,8 +58,16 @@ export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kernel_arena
 export REDIS_URL ?= redis://127.0.0.1:6379/15
 endif
 
-test: setup-test
+test: setup-test lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# ruff's rules and format live in pyproject.toml; `make format` applies the format.
+lint: setup-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: setup-test
+	$(BIN)/ruff format .
 
 clean:
 	rm -rf $(VENV) var staticfiles

@@ -129,7 +129,7 @@ def command_compare(state: Path) -> None:
         )
     print(
         f"\n{same} of {both} candidates measured both ways have the same status; "
-        f"every candidate has {set(r['evaluations'] for r in actor.values())} evaluation(s)."
+        f"every candidate has { {r['evaluations'] for r in actor.values()} } evaluation(s)."
     )
 
 

@@ -467,7 +467,8 @@ def command_report(state: Path) -> None:
     rows = entries()
     print(f"{len(results)} of {len(rows)} candidates verified through the CLI\n")
     print(
-        "| level | candidates | run | verified | rejected | incorrect | error | timeout | crashed | median ours/published (verified) |"
+        "| level | candidates | run | verified | rejected | incorrect | error | timeout | crashed "
+        "| median ours/published (verified) |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for level in (1, 2, 3):

@@ -104,7 +104,7 @@ class ModelServer(ThreadingHTTPServer):
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                for index in range(server.deltas):
+                for _ in range(server.deltas):
                     chunk = {
                         "id": "c",
                         "object": "chat.completion.chunk",

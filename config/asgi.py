@@ -26,6 +26,6 @@ application = ProtocolTypeRouter(
 )
 
 if settings.EMBEDDED_WORKER:
-    from config.embedded import start_embedded_worker  # noqa: E402
+    from config.embedded import start_embedded_worker
 
     start_embedded_worker()

@@ -6,7 +6,6 @@ evaluation (queued, building, checking, timing, done) is sent to the groups it b
 
 import logging
 
-
 from kernels.broadcast import group_send
 from kernels.events import candidate_group, evaluation_event, leaderboard_group, run_group
 

@@ -1,10 +1,10 @@
 """The runs API: start a run, read it, cancel it. Its live stream is the WebSocket /ws/runs/<id>/."""
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle, UserRateThrottle, AnonRateThrottle
-from drf_spectacular.utils import extend_schema
+from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, UserRateThrottle
 
 from inference import services
 from kernels.models import OptimizationRun, Problem

@@ -19,7 +19,7 @@ def _session_key(request) -> str:
 
 
 def demo(request):
-    from inference.backends import backend_choices  # noqa: PLC0415  (the backends land with their own change)
+    from inference.backends import backend_choices
 
     backends = backend_choices()
     if request.method == "POST":

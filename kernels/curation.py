@@ -99,9 +99,12 @@ def triage_report(*, report: HackReport, status: str, by, resolution: str = "", 
     audit(actor=by, action=f"report {status}", target=report, detail=report.resolution)
     if status == HackReport.Status.CONFIRMED:
         curate_kernel(candidate=report.candidate, state=Curation.DELISTED, by=by, reason=report.resolution or report.text)
-    elif status == HackReport.Status.REJECTED and report.candidate.curation == Curation.UNDER_REVIEW:
-        if not report.candidate.hack_reports.filter(status=HackReport.Status.OPEN).exists():
-            curate_kernel(candidate=report.candidate, state=Curation.LISTED, by=by, reason="Report rejected.")
+    elif (
+        status == HackReport.Status.REJECTED
+        and report.candidate.curation == Curation.UNDER_REVIEW
+        and not report.candidate.hack_reports.filter(status=HackReport.Status.OPEN).exists()
+    ):
+        curate_kernel(candidate=report.candidate, state=Curation.LISTED, by=by, reason="Report rejected.")
     return report
 
 

@@ -94,7 +94,9 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
     countable = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN).exclude(degenerate=True, counts_in_statistics=False)
     for level in countable.values_list("level", flat=True):
         problem_counts[level] = problem_counts.get(level, 0) + 1
-    levels = sorted({row.candidate.problem.level for row in counted} | set(problem_counts), key=lambda l: (l is None, l))
+    levels = sorted(
+        {row.candidate.problem.level for row in counted} | set(problem_counts), key=lambda level: (level is None, level)
+    )
     table = []
     for baseline, column in SPEEDUP_COLUMNS.items():
         for level in levels + ["all"]:
@@ -132,7 +134,7 @@ DISTRIBUTION_BUCKETS = (
 
 def distribution(rows: list[Evaluation]) -> dict:
     """Counts of best kernels per speedup bucket and level: the chart's data, and its table."""
-    levels = sorted({row.candidate.problem.level for row in rows}, key=lambda l: (l is None, l))
+    levels = sorted({row.candidate.problem.level for row in rows}, key=lambda level: (level is None, level))
     counts = {level: [0] * len(DISTRIBUTION_BUCKETS) for level in levels}
     for row in rows:
         index = max(i for i, (_, lower) in enumerate(DISTRIBUTION_BUCKETS) if row.speedup_eager >= lower)

@@ -64,7 +64,7 @@ class BaselineProcess:
                     self.calls[name] = call
                     statuses[name] = "ready"
                     continue
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001  (a baseline that cannot be built is reported, not fatal)
                     reason = f"could not be built: {type(exc).__name__}: {str(exc)[:300]}"
             statuses[name] = reason
         warm = 0

@@ -90,7 +90,7 @@ class CandidateProcess:
             # Nothing of the candidate's may still run on the GPU once a step is answered: between
             # steps another verification sharing the device may be measuring (pipeline.DeviceLock).
             settle(self.device)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001  (whatever user code raised is the candidate's reply)
             return {"ok": False, "error": error_facts(exc), **self.integrity_facts()}
         self.candidate_state = integrity.GlobalState.capture()
         self.original_state.apply()
@@ -105,7 +105,7 @@ class CandidateProcess:
             self.candidate_state.apply()
             self.candidate_model = loading.build_model(self.candidate_module.ModelNew, list(args), request["seed"], self.device)
             settle(self.device)
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001  (whatever user code raised is the candidate's reply)
             return {"ok": False, "error": error_facts(exc), **self.after_candidate()}
         return {"ok": True, **self.after_candidate()}
 
@@ -141,7 +141,8 @@ class CandidateProcess:
         with _no_grad():
             if request.get("profile"):
                 kernels, done = profiling.kernels_of(
-                    lambda: timing.call(self.candidate_model, args, slots, capture=True), self.device
+                    lambda: timing.call(self.candidate_model, args, slots, capture=True),  # noqa: F821  (called at once, before the del)
+                    self.device,
                 )
                 reply["kernels"] = kernels
             else:

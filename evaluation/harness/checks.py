@@ -10,8 +10,8 @@ Flags come after: notable findings that do not change the status.
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from evaluation.harness import measurement, speed_of_light, tolerance
 from evaluation.harness.evidence import (
@@ -66,9 +66,7 @@ def lowers_precision(changes: dict) -> list[str]:
     lowered = []
     for name, change in changes.items():
         wanted = PRECISION_SWITCHES.get(name)
-        if wanted == "not highest" and change["after"] != "highest":
-            lowered.append(name)
-        elif wanted is True and change["after"] is True:
+        if wanted == "not highest" and change["after"] != "highest" or wanted is True and change["after"] is True:
             lowered.append(name)
     return lowered
 
@@ -254,7 +252,7 @@ def _leaves_of(ev: Evidence, *phases: str):
 
 
 def output_is_plain_tensor(ev: Evidence) -> Outcome | None:
-    for call, _, leaf in _leaves_of(ev):
+    for _call, _, leaf in _leaves_of(ev):
         if leaf.get("is_tensor_subclass"):
             return fail(
                 f"the candidate returned a {leaf['type']}, a torch.Tensor subclass, which can defer or fake its "
@@ -271,7 +269,7 @@ def _reference_facts(ev: Evidence) -> list[dict]:
 
 def output_elements_distinct(ev: Evidence) -> Outcome | None:
     reference = _reference_facts(ev)
-    for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
+    for _call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
         allowed = index < len(reference) and not reference[index].get("distinct_elements", True)
         if leaf.get("plain_tensor") and not leaf.get("distinct_elements") and not allowed:
             return fail(
@@ -291,7 +289,7 @@ def output_owns_storage(ev: Evidence) -> Outcome | None:
                 "the candidate's output was overwritten by its next call (torch.compile's CUDA graphs return "
                 f'the same static memory every call: "{overwritten}"); clone the output before returning it'
             )
-    for call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
+    for _call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
         reference_aliases_input = index < len(reference) and reference[index].get("aliases_input")
         if leaf.get("aliases_input") and not reference_aliases_input:
             return fail(
@@ -572,7 +570,8 @@ def _describe_miss(call) -> str:
     )
     return (
         f"relative error {error:.3g} (|c - r| / (|r| + output scale)) exceeds the tolerance {call.tolerance:.3g}{where}; "
-        f"max absolute error {comparison.get('max_abs_error') or 0:.3g} on outputs of scale {comparison.get('output_scale') or 0:.3g}"
+        f"max absolute error {comparison.get('max_abs_error') or 0:.3g} "
+        f"on outputs of scale {comparison.get('output_scale') or 0:.3g}"
     )
 
 

@@ -24,7 +24,7 @@ def _triton_version() -> str:
         from importlib.metadata import version
 
         return version("triton")
-    except Exception:
+    except Exception:  # noqa: BLE001  (no triton, or a broken one: the environment says none)
         return ""
 
 

@@ -18,9 +18,8 @@ _GOLDEN = 0.6180339887498949
 def generate(source_module, seed: int, device: str, variant: dict | None, problem_module=None) -> list:
     """`source_module.get_inputs()` after `seed`, made on the device, with the problem's constants varied."""
     seed_everything(seed)
-    with problem_constants(problem_module or source_module, variant):
-        with torch.device(device):
-            raw = source_module.get_inputs()
+    with problem_constants(problem_module or source_module, variant), torch.device(device):
+        raw = source_module.get_inputs()
     return list(to_device(list(raw), device))
 
 

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 
 import torch
 
-
 _current_frames = sys._current_frames
 _getpid = os.getpid
 _getitimer = signal.getitimer
@@ -153,7 +152,7 @@ class GlobalState:
         for name, (read, _) in _switches().items():
             try:
                 values[name] = read()
-            except Exception as exc:  # a switch this build lacks
+            except Exception as exc:  # noqa: BLE001  (a switch this build lacks)
                 values[name] = f"unreadable: {type(exc).__name__}"
         return cls(values)
 
@@ -166,7 +165,7 @@ class GlobalState:
             try:
                 if read() != value:
                     write(value)
-            except Exception:
+            except Exception:  # noqa: BLE001  (a switch this build lacks)
                 pass
 
     def changes_from(self, original: "GlobalState") -> dict:

@@ -578,7 +578,7 @@ class Verification:
         timing_c, timing_b, capture, feed, ready_b, feed_b = _pipe(), _pipe(), _pipe(), _pipe(), _pipe(), _pipe()
         proof_pipe = _pipe() if self.proof_source else (-1, -1)
         allow = not self.limits.require_sandbox
-        common = dict(device_env=common_env, root=root, callsite_dir=callsite_dir, allow=allow)
+        common = {"device_env": common_env, "root": root, "callsite_dir": callsite_dir, "allow": allow}
         self._spawn(REFERENCE, pass_fds=(capture[0], feed[1], proof_pipe[0], ready_b[0], feed_b[1]), **common)
         self._spawn(BASELINE, pass_fds=(timing_b[1], ready_b[1], feed_b[0]), extra_env=build_env, **common)
         self._spawn(CANDIDATE, pass_fds=(timing_c[1], capture[1], feed[0]), extra_env=build_env, **common)
@@ -941,7 +941,6 @@ class Verification:
         the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`.
         DEVICE: the same, of the sides' captured calls (`sides`), within the device-time budget."""
         from evaluation.harness import measurement
-
         from evaluation.harness.gpu_state import steady as gpu_steady
 
         if not self.ev.baselines:
@@ -957,7 +956,7 @@ class Verification:
         rounds = 0
         # Round 0 warms up, repeated (a few times at most) until the SM clock reads the same on both
         # sides of a round: the GPU is at its steady clock before any sample counts.
-        for warm in range(plan.warm_rounds_most if phase == STEADY else 1):
+        for warm in range(plan.warm_rounds_most if phase == STEADY else 1):  # noqa: B007  (read after the loop)
             before = gpu.read() if gpu else {}
             for side in sides:
                 self.burst(side, most, 0, plan.timed_check_probability / 4, phase)

@@ -197,7 +197,7 @@ class ReferenceProcess:
                 leaves = [t.to(self.device) if isinstance(t, torch.Tensor) else t for t in leaves]
                 self.runners = [(where, precision)]
                 return structure, leaves, f"{precision} on {where}"
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001  (the next precision is tried)
                 last_error = exc
         raise last_error
 

@@ -18,8 +18,6 @@ import torch.fx as fx
 import torch.nn as nn
 import torch.nn.functional as F
 
-from inference.analysis.pointwise import POINTWISE
-
 ANCHOR_MODULES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
 ANCHOR_FUNCTIONS = {torch.matmul, torch.mm, torch.bmm, operator.matmul, F.linear, F.conv1d, F.conv2d, F.conv3d}
 ANCHOR_METHODS = {"matmul", "mm", "bmm"}

@@ -26,7 +26,7 @@ import httpcore  # noqa: F401  (httpx imports it when it builds its first client
 import httpx
 from httpx_sse import EventSource
 
-from inference.backends.events import AnswerDelta, Error, Event, Finished, ReasoningDelta
+from inference.backends.events import Error, Event, Finished, ReasoningDelta
 from inference.backends.interface import CANCELLED_MESSAGE, CancelCheck, Message, never_cancelled
 from inference.backends.think_tags import ThinkTagSplitter
 

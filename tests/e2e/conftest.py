@@ -60,7 +60,7 @@ def arena_server(transactional_db, static_root, tmp_path):
         ARENA_WORKER_ARCH="cpu",
         DB_CONN_MAX_AGE="0",
     )
-    log = open(tmp_path / "server.log", "w")
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115  (the server writes it for the session)
     server = subprocess.Popen(
         [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(port), "config.asgi:application"],
         cwd=REPO,

@@ -1,5 +1,7 @@
 """Browsing in a real browser: the leaderboard leads to a kernel, its download, and a hack report."""
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -28,7 +30,7 @@ def test_leaderboard_to_kernel_to_download(kernel, page, arena_server):
     screenshot(page, "kernel")
     with page.expect_download() as download:
         page.get_by_role("link", name="Download .py").click()
-    assert open(download.value.path(), "rb").read() == kernel.code.encode()
+    assert Path(download.value.path()).read_bytes() == kernel.code.encode()
     page.goto(f"{arena_server}/leaderboard/h100/")
     screenshot(page, "leaderboard")
 

@@ -6,6 +6,8 @@ Everything after the click on Run happens in the server: the builtin optimizer a
 evaluation worker run there in embedded mode, so the waits are generous for a loaded 2-core machine.
 """
 
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
@@ -89,9 +91,12 @@ def verdict_cell(page, arch: str = "cpu"):
 def page_transcript(page) -> list[list[str]]:
     return page.locator("#transcript").evaluate(
         """transcript => Array.from(transcript.children).map((block) => {
-          if (block.matches("details.reasoning")) return ["reasoning", block.querySelector("summary").textContent, block.querySelector("pre").textContent];
-          if (block.matches("section.answer")) return ["answer", block.querySelector("h2").textContent, block.querySelector("pre").textContent];
-          if (block.matches("section.candidate")) return ["candidate", block.dataset.candidate, block.querySelector("details pre").textContent];
+          if (block.matches("details.reasoning"))
+            return ["reasoning", block.querySelector("summary").textContent, block.querySelector("pre").textContent];
+          if (block.matches("section.answer"))
+            return ["answer", block.querySelector("h2").textContent, block.querySelector("pre").textContent];
+          if (block.matches("section.candidate"))
+            return ["candidate", block.dataset.candidate, block.querySelector("details pre").textContent];
           return ["note", "", block.textContent];
         })"""
     )
@@ -144,7 +149,7 @@ def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, a
 
     with page.expect_download() as download:
         page.get_by_role("link", name="Download .py").click()
-    downloaded = open(download.value.path(), "rb").read()
+    downloaded = Path(download.value.path()).read_bytes()
     assert download.value.suggested_filename.endswith(".py")
     assert downloaded == candidate.code.encode()
     assert downloaded == page.request.get(f"{arena_server}/api/candidates/{candidate.pk}/").json()["code"].encode()

@@ -1,6 +1,5 @@
 """Fixtures for the job path: registered workers (the broker and the in-process worker are in tests/conftest.py)."""
 
-import pytest
 from django.utils import timezone
 
 from evaluation.models import GpuWorker

@@ -42,7 +42,7 @@ def start_worker(redis_url: str, slot: str, tmp_path) -> subprocess.Popen:
         ARENA_BROKER_MAINTENANCE_CHANCE="1000000",
         DB_CONN_MAX_AGE="0",
     )
-    log = open(tmp_path / f"worker-{slot}.log", "w")
+    log = open(tmp_path / f"worker-{slot}.log", "w")  # noqa: SIM115  (the worker writes it while it runs)
     return subprocess.Popen(
         [sys.executable, "manage.py", "arena_worker", "--arch", "cpu"],
         cwd=REPO,

@@ -10,7 +10,7 @@ import pytest
 
 from evaluation import harness
 from evaluation.harness.verdict import STATUSES
-from tests.harness.conftest import CANDIDATES, PROBLEMS, SMALL_LIMITS, SMALL_PLAN, REPO, candidate, problem, verify
+from tests.harness.conftest import CANDIDATES, PROBLEMS, REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
 
 
 def test_honest_candidate_verifies_with_the_full_verdict():

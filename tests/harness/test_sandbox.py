@@ -17,7 +17,7 @@ import pytest
 
 from evaluation import harness
 from evaluation.harness import sandbox
-from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, failed_check, problem, verify
+from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
 
 confined = pytest.mark.skipif(
     not sandbox.confinement().confined and os.environ.get("CI") != "true",

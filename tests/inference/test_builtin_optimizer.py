@@ -2,8 +2,6 @@
 
 import ast
 
-import pytest
-
 from inference.analysis import analyse_problem
 from inference.backends.builtin import BuiltinBackend
 from inference.backends.builtin.candidate_code import transformation_of

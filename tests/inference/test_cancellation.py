@@ -19,9 +19,8 @@ def test_runs_watched_together_are_asked_about_in_one_query(django_assert_num_qu
     first, second = (OptimizationRun.objects.create(problem=problem) for _ in range(2))
     cancel_run(run=second)
     requests = CancelRequests(interval_s=3600)
-    with requests.watching(first.pk), requests.watching(second.pk):
-        with django_assert_num_queries(1):
-            answers = [requests.requested(first.pk), requests.requested(second.pk), requests.requested(first.pk)]
+    with requests.watching(first.pk), requests.watching(second.pk), django_assert_num_queries(1):
+        answers = [requests.requested(first.pk), requests.requested(second.pk), requests.requested(first.pk)]
     assert answers == [False, True, False]
 
 

@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-
 from channels.layers import get_channel_layer
 
 from kernels import broadcast

@@ -102,7 +102,7 @@ def kernel(request):
 
 
 @pytest.fixture
-def worker(kernel, cpu_worker):  # noqa: F811
+def worker(kernel, cpu_worker):
     """The cpu worker, registered only once the kernel exists: the proof check is its one job."""
     return cpu_worker
 
@@ -119,7 +119,7 @@ def curator():
     return get_user_model().objects.create_user("curator", "curator@example.org", "pw-curator-1", is_staff=True)
 
 
-def report_with_proof(client, kernel, proof: str, broker) -> ProofCheck:  # noqa: F811
+def report_with_proof(client, kernel, proof: str, broker) -> ProofCheck:
     """File a report through the API and wait for the worker to check its proof."""
     response = client.post(
         "/api/reports/",
@@ -137,7 +137,7 @@ def report_with_proof(client, kernel, proof: str, broker) -> ProofCheck:  # noqa
 
 
 @pytest.mark.parametrize("kernel", [CACHING], indirect=True)
-def test_a_proof_that_breaks_a_caching_kernel_puts_it_under_review(kernel, worker, reporter, curator, broker):  # noqa: F811
+def test_a_proof_that_breaks_a_caching_kernel_puts_it_under_review(kernel, worker, reporter, curator, broker):
     check = report_with_proof(reporter, kernel, RANDOM_BATCH, broker)
     kernel.refresh_from_db()
     assert check.status == "breaks" and "on the hack report's proof inputs the candidate is wrong" in check.reason
@@ -152,7 +152,7 @@ def test_a_proof_that_breaks_a_caching_kernel_puts_it_under_review(kernel, worke
 
 
 @pytest.mark.parametrize("kernel", [HONEST], indirect=True)
-def test_a_kernel_that_holds_on_the_proof_stays_listed(kernel, worker, reporter, curator, broker):  # noqa: F811
+def test_a_kernel_that_holds_on_the_proof_stays_listed(kernel, worker, reporter, curator, broker):
     check = report_with_proof(reporter, kernel, RANDOM_BATCH, broker)
     kernel.refresh_from_db()
     assert check.status == "holds", check.reason
@@ -161,7 +161,7 @@ def test_a_kernel_that_holds_on_the_proof_stays_listed(kernel, worker, reporter,
 
 
 @pytest.mark.parametrize("kernel", [CACHING], indirect=True)
-def test_a_proof_that_fails_on_its_own_does_not_delist_the_kernel(kernel, worker, reporter, curator, broker):  # noqa: F811
+def test_a_proof_that_fails_on_its_own_does_not_delist_the_kernel(kernel, worker, reporter, curator, broker):
     check = report_with_proof(reporter, kernel, PROOF_THAT_RAISES, broker)
     kernel.refresh_from_db()
     assert check.status == "failed" and "no inputs today" in check.reason

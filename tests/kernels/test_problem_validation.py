@@ -103,7 +103,10 @@ def test_candidate_must_define_model_new():
 
 
 def test_candidate_language_is_read_from_the_syntax_tree():
-    pytorch = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x  # load_inline, import triton\n"
+    pytorch = (
+        "import torch\nclass ModelNew(torch.nn.Module):\n"
+        "    def forward(self, x):\n        return x  # load_inline, import triton\n"
+    )
     cuda = "from torch.utils.cpp_extension import load_inline\nm = load_inline(name='m', cpp_sources='')\n" + pytorch
     triton = "import triton\nimport triton.language as tl\n" + pytorch
     assert validate_candidate(pytorch).language == "pytorch"
