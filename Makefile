@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 PROBLEMS ?= data/cuda-l1/h100.jsonl.gz
 
-.PHONY: run test lint format setup setup-test browser sandbox serve migrate clean
+.PHONY: run test test-fast lint format setup setup-test browser sandbox serve migrate clean
 
 run: setup migrate serve
 
@@ -60,6 +60,11 @@ endif
 
 test: setup-test lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Every test that needs no sandboxed verification, browser, server process or GPU (marked by the
+# fixtures they use, tests/conftest.py): under a minute on two cores.
+test-fast: setup-test
+	$(BIN)/python -m pytest -q -m "not verifies and not e2e and not server and not gpu" $(PYTEST_ARGS)
 
 # ruff's rules and format live in pyproject.toml; `make format` applies the format.
 lint: setup-test

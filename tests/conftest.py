@@ -123,7 +123,58 @@ def _static_files_without_collectstatic(request, tmp_path_factory):
     }
 
 
+# The fixtures through which a test runs real verifications (sandboxed processes, seconds each):
+# a test that uses one is marked `verifies`, and `make test-fast` leaves it out.
+VERIFYING_FIXTURES = frozenset(
+    {"verifier", "harness_cli", "sandboxed_harness", "cpu_worker", "inference_worker", "worker_process"}
+)
+
+
+@pytest.fixture(scope="session")
+def sandboxed_harness():
+    """Declares a test that reaches the sandboxed harness other than through `verifier`: the builtin
+    optimizer's inspection of a problem, or the harness's CLI in a process of its own."""
+
+
+# A test that starts the site in a process of its own and fuzzes it (schemathesis): marked `server`.
+SERVER_FIXTURES = frozenset({"api_server"})
+
+
 def pytest_collection_modifyitems(items):
-    """Browser tests run last: they are the slowest, and Playwright's event loop must not overlap
-    the async tests (see tests/e2e/conftest.py)."""
+    """Tests that verify are marked by the fixtures they use. Browser tests run last: they are the
+    slowest, and Playwright's event loop must not overlap the async tests (see tests/e2e/conftest.py)."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if VERIFYING_FIXTURES & used:
+            item.add_marker(pytest.mark.verifies)
+        if SERVER_FIXTURES & used:
+            item.add_marker(pytest.mark.server)
     items.sort(key=lambda item: "/e2e/" in str(item.path))
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(request):
+    """Users made by tests hash their passwords with MD5 (Django's advice for tests): PBKDF2's
+    iterations cost most of a second per user on two cores. Not for browser tests, whose server
+    process checks passwords with the site's own hashers."""
+    if request.node.get_closest_marker("e2e"):
+        return
+    settings = request.getfixturevalue("settings")
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def _sandboxed_processes_only_through_a_fixture(request, monkeypatch):
+    """A test that starts a sandboxed process without one of VERIFYING_FIXTURES fails, so the fast
+    tier's selection cannot silently go stale."""
+    if request.node.get_closest_marker("verifies") or request.node.get_closest_marker("e2e"):
+        return
+    from evaluation.harness import sandbox
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(
+            "this test starts a sandboxed process: ask for the `verifier` fixture (or another of "
+            "tests/conftest.py's VERIFYING_FIXTURES), so that `make test-fast` leaves it out"
+        )
+
+    monkeypatch.setattr(sandbox, "launch", refuse)

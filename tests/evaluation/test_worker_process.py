@@ -29,6 +29,12 @@ class ModelNew(nn.Module):
 """
 
 
+@pytest.fixture
+def worker_process(redis_url, tmp_path):
+    """Starts `arena_worker` processes that verify for real (the fast tier leaves these tests out)."""
+    return lambda slot: start_worker(redis_url, slot, tmp_path)
+
+
 def start_worker(redis_url: str, slot: str, tmp_path) -> subprocess.Popen:
     env = dict(
         os.environ,
@@ -65,12 +71,12 @@ def wait_until(condition, *, timeout: float, what: str, logs=()):
     pytest.fail(f"timed out waiting for {what}\n{details}")
 
 
-def test_a_worker_killed_mid_job_leads_to_a_retry_that_completes_once(redis_url, tmp_path, settings):
+def test_a_worker_killed_mid_job_leads_to_a_retry_that_completes_once(worker_process, tmp_path, settings):
     if not settings.DRAMATIQ_BROKER["BROKER"].endswith("RedisBroker"):
         # Without REDIS_URL the suite's broker lives in this process, where no worker process sees a job.
         unavailable("a Redis broker for the suite (REDIS_URL is unset)")
     logs = [tmp_path / "worker-a.log", tmp_path / "worker-b.log"]
-    first = start_worker(redis_url, "a", tmp_path)
+    first = worker_process("a")
     try:
         wait_until(lambda: GpuWorker.objects.live().filter(arch="cpu").exists(), timeout=60, what="worker a", logs=logs)
         candidate = make_candidate(scale=7, code=SLOW_CANDIDATE)
@@ -84,7 +90,7 @@ def test_a_worker_killed_mid_job_leads_to_a_retry_that_completes_once(redis_url,
         os.killpg(first.pid, signal.SIGKILL)
         first.wait(timeout=10)
 
-        second = start_worker(redis_url, "b", tmp_path)
+        second = worker_process("b")
         try:
             done = wait_until(
                 lambda: Evaluation.objects.filter(pk=evaluation.pk).exclude(status__in=["queued", "running"]).first(),

@@ -63,6 +63,23 @@ def verify(problem_name: str, candidate_name: str, *, plan=None, limits=None, de
     )
 
 
+class Verifier:
+    """Real verifications: sandboxed processes, seconds each. Tests reach them only through the
+    `verifier` fixture, which is how the fast tier (`make test-fast`) knows to leave a test out;
+    anywhere else a sandboxed launch fails the test (tests/conftest.py)."""
+
+    def __call__(self, problem_name: str, candidate_name: str, **kwargs):
+        return verify(problem_name, candidate_name, **kwargs)
+
+    verify_sources = staticmethod(harness.verify)
+    inspect_problem = staticmethod(harness.inspect_problem)
+
+
+@pytest.fixture
+def verifier():
+    return Verifier()
+
+
 def failed_check(verdict) -> str | None:
     return next((c["name"] for c in verdict["checks"] if not c["passed"]), None)
 

@@ -3,7 +3,7 @@ and faults a GPU adds. Skipped where there is no CUDA device (CI); run on a GPU 
 
 import pytest
 
-from tests.harness.conftest import failed_check, verify
+from tests.harness.conftest import failed_check
 
 pytestmark = pytest.mark.gpu
 
@@ -17,13 +17,14 @@ except ImportError:  # the harness's parent side needs no torch
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")
 
 
-def cuda_verify(problem_name, candidate_name, **kwargs):
-    return verify(problem_name, candidate_name, device="cuda", **kwargs)
+def cuda_verify(verifier, problem_name, candidate_name, **kwargs):
+    return verifier(problem_name, candidate_name, device="cuda", **kwargs)
 
 
 @needs_cuda
-def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels():
+def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels(verifier):
     verdict = cuda_verify(
+        verifier,
         "matmul",
         "gpu_honest_triton_matmul",
         baselines=("eager", "compile", "compile-ro", "cudagraph"),
@@ -41,24 +42,24 @@ def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels():
 
 
 @needs_cuda
-def test_work_left_on_a_side_stream_gains_nothing():
-    verdict = cuda_verify("matmul", "gpu_side_stream", plan={"timed_check_probability": 1.0})
+def test_work_left_on_a_side_stream_gains_nothing(verifier):
+    verdict = cuda_verify(verifier, "matmul", "gpu_side_stream", plan={"timed_check_probability": 1.0})
 
     assert verdict["status"] != "verified" or verdict["timing"]["speedups"]["eager"] < 1.5, verdict["reason"]
 
 
 @needs_cuda
-def test_work_hidden_on_another_stream_is_rejected():
+def test_work_hidden_on_another_stream_is_rejected(verifier):
     # The steady state (the headline) times each call on the calling stream; a burst's closing
     # synchronize finds the side stream's work still running.
-    verdict = cuda_verify("matmul", "gpu_hidden_stream_work", plan={"steady_min_rounds": 6, "steady_max_rounds": 6})
+    verdict = cuda_verify(verifier, "matmul", "gpu_hidden_stream_work", plan={"steady_min_rounds": 6, "steady_max_rounds": 6})
 
     assert (verdict["status"], failed_check(verdict)) == ("rejected", "no_hidden_work"), verdict["reason"]
 
 
 @needs_cuda
-def test_three_measures_with_intervals_and_gpu_state():
-    verdict = cuda_verify("matmul", "honest_matmul", plan={"steady_min_rounds": 4, "steady_max_rounds": 6})
+def test_three_measures_with_intervals_and_gpu_state(verifier):
+    verdict = cuda_verify(verifier, "matmul", "honest_matmul", plan={"steady_min_rounds": 4, "steady_max_rounds": 6})
 
     assert verdict["status"] == "verified", verdict["reason"]
     timing = verdict["timing"]
@@ -76,11 +77,14 @@ def test_three_measures_with_intervals_and_gpu_state():
 
 
 @needs_cuda
-def test_a_call_that_synchronizes_inside_is_measured_without_the_gate():
+def test_a_call_that_synchronizes_inside_is_measured_without_the_gate(verifier):
     # torch.cuda.synchronize inside forward would wait for the gate forever: the watchdog opens it,
     # and the side's later bursts run ungated, the host's waiting inside the interval.
     verdict = cuda_verify(
-        "matmul", "gpu_synchronizing_matmul", plan={"steady_min_rounds": 4, "steady_max_rounds": 4, "device_time": False}
+        verifier,
+        "matmul",
+        "gpu_synchronizing_matmul",
+        plan={"steady_min_rounds": 4, "steady_max_rounds": 4, "device_time": False},
     )
 
     assert verdict["status"] == "verified", verdict["reason"]
@@ -89,31 +93,31 @@ def test_a_call_that_synchronizes_inside_is_measured_without_the_gate():
 
 
 @needs_cuda
-def test_illegal_address_is_crashed():
-    verdict = cuda_verify("matmul", "gpu_illegal_address")
+def test_illegal_address_is_crashed(verifier):
+    verdict = cuda_verify(verifier, "matmul", "gpu_illegal_address")
 
     assert (verdict["status"], failed_check(verdict)) == ("crashed", "candidate_runs")
 
 
 @needs_cuda
-def test_same_kernels_as_reference_on_the_gpu():
-    verdict = cuda_verify("matmul", "same_kernels_matmul", plan={"profile": True})
+def test_same_kernels_as_reference_on_the_gpu(verifier):
+    verdict = cuda_verify(verifier, "matmul", "same_kernels_matmul", plan={"profile": True})
 
     assert "same_kernels_as_reference" in verdict["flags"]
 
 
 @needs_cuda
-def test_candidate_using_torch_compile_verifies_on_the_gpu():
+def test_candidate_using_torch_compile_verifies_on_the_gpu(verifier):
     # Inductor's Triton backend here (the CPU suite covers its C++ one): no compile worker, and no
     # change to torch after the snapshot, may count against the candidate.
-    verdict = cuda_verify("linear_relu", "honest_compiled_linear_relu", baselines=("eager", "compile"))
+    verdict = cuda_verify(verifier, "linear_relu", "honest_compiled_linear_relu", baselines=("eager", "compile"))
 
     assert verdict["status"] == "verified", verdict["reason"]
 
 
 @needs_cuda
-def test_compiled_graph_output_overwritten_by_the_next_call_is_rejected():
-    verdict = cuda_verify("matmul", "gpu_compiled_graph_output")
+def test_compiled_graph_output_overwritten_by_the_next_call_is_rejected(verifier):
+    verdict = cuda_verify(verifier, "matmul", "gpu_compiled_graph_output")
 
     assert (verdict["status"], failed_check(verdict)) == ("rejected", "output_owns_storage")
     assert "overwritten by its next call" in verdict["reason"]

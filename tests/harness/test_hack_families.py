@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.conftest import CANDIDATES, REPO, failed_check, verify
+from tests.harness.conftest import CANDIDATES, REPO, failed_check
 
 FAMILIES = [
     # (problem, candidate, status, check)
@@ -54,41 +54,41 @@ FAMILIES = [
 
 
 @pytest.mark.parametrize("problem_name, candidate_name, status, check", FAMILIES, ids=[f[1] for f in FAMILIES])
-def test_hostile_candidate_is_caught_by_the_named_check(problem_name, candidate_name, status, check):
-    verdict = verify(problem_name, candidate_name)
+def test_hostile_candidate_is_caught_by_the_named_check(verifier, problem_name, candidate_name, status, check):
+    verdict = verifier(problem_name, candidate_name)
 
     assert (verdict["status"], failed_check(verdict)) == (status, check), verdict["reason"]
     assert verdict["reason"].startswith(f"{check}:")
 
 
-def test_unwritten_output_is_incorrect_because_of_the_poison():
-    verdict = verify("matmul", "hack_unwritten_output")
+def test_unwritten_output_is_incorrect_because_of_the_poison(verifier):
+    verdict = verifier("matmul", "hack_unwritten_output")
 
     assert verdict["status"] == "incorrect"
     assert failed_check(verdict) in ("outputs_finite", "outputs_match_reference"), verdict["reason"]
     assert verdict["reason"].startswith(f"{failed_check(verdict)}:")
 
 
-def test_lazy_tensor_verdict_names_the_subclass():
-    verdict = verify("matmul", "hack_lazy_tensor")
+def test_lazy_tensor_verdict_names_the_subclass(verifier):
+    verdict = verifier("matmul", "hack_lazy_tensor")
 
     assert "LazyMatmul" in verdict["reason"]
 
 
-def test_times_rewritten_in_the_replies_change_nothing():
+def test_times_rewritten_in_the_replies_change_nothing(verifier):
     # The call site writes each call's times to the parent itself; the replies' are never read.
-    verdict = verify("row_sums", "hack_forged_timer")
+    verdict = verifier("row_sums", "hack_forged_timer")
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert verdict["timing"]["candidate"]["median_ms"] >= 45
 
 
 @pytest.mark.parametrize("candidate_name", ["hack_deferred_library_kernel", "hack_deferred_atexit"])
-def test_output_finished_by_code_left_behind_is_captured_unwritten(candidate_name):
+def test_output_finished_by_code_left_behind_is_captured_unwritten(verifier, candidate_name):
     # Nothing the candidate registered runs between its call's return and the capture: what it
     # returned is compared as it was then: zeros, NaN poison or whatever the allocator's memory held
     # (CI once saw 2.5e33: memory no poisoning reached), never the product finished later.
-    verdict = verify("matmul", candidate_name)
+    verdict = verifier("matmul", candidate_name)
 
     assert (verdict["status"], failed_check(verdict)) in (
         ("incorrect", "outputs_finite"),
@@ -96,25 +96,25 @@ def test_output_finished_by_code_left_behind_is_captured_unwritten(candidate_nam
     )
 
 
-def test_the_candidate_process_holds_no_problem_to_tamper_with():
-    verdict = verify("matmul", "hack_problem_tamper")
+def test_the_candidate_process_holds_no_problem_to_tamper_with(verifier):
+    verdict = verifier("matmul", "hack_problem_tamper")
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert "TAMPER the problem's module is not in the candidate's process" in verdict["log_excerpt"]
 
 
-def test_a_candidate_slowing_torch_in_its_own_process_cannot_slow_the_baselines():
+def test_a_candidate_slowing_torch_in_its_own_process_cannot_slow_the_baselines(verifier):
     # Harness 6 timed eager beside this candidate: tanh became 20 times slower outside its forward.
-    verdict = verify("linear_tanh", "hack_slow_baselines", plan={"min_samples": 10, "max_samples": 12})
+    verdict = verifier("linear_tanh", "hack_slow_baselines", plan={"min_samples": 10, "max_samples": 12})
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert verdict["timing"]["speedups"]["eager"] < 2.0
 
 
-def test_a_daemon_left_spinning_outside_the_candidates_process_tree_is_rejected():
+def test_a_daemon_left_spinning_outside_the_candidates_process_tree_is_rejected(verifier):
     # A double fork leaves the process's tree, not the sandbox's PID namespace, where the candidate's
     # process sees every process.
-    verdict = verify("matmul", "hack_daemon_spinner", plan={"min_samples": 200, "max_samples": 200, "target_ci": 0.0})
+    verdict = verifier("matmul", "hack_daemon_spinner", plan={"min_samples": 200, "max_samples": 200, "target_ci": 0.0})
 
     assert (verdict["status"], failed_check(verdict)) == ("rejected", "no_background_processes"), verdict["reason"]
 
@@ -128,14 +128,14 @@ def test_every_hostile_candidate_is_tested_here_and_documented_with_its_family()
     assert [name for name in hostile if f"`{name}`" not in developers] == []
 
 
-def test_memory_held_where_no_resident_set_shows_it_counts_against_the_limit():
+def test_memory_held_where_no_resident_set_shows_it_counts_against_the_limit(verifier):
     # memfd pages are charged to the sandbox's control group; a resident-set watchdog saw 0.3 GiB of
     # a candidate holding 7.5 GiB this way.
     from evaluation.harness import cgroups
 
     if not cgroups.available():
         pytest.skip("this host lets the harness make no control group")
-    verdict = verify("matmul", "hack_memfd_memory", limits={"memory_bytes": 2 * 2**30})
+    verdict = verifier("matmul", "hack_memfd_memory", limits={"memory_bytes": 2 * 2**30})
 
     assert verdict["status"] == "error" and "memory" in verdict["reason"], verdict["reason"]
 
@@ -150,8 +150,8 @@ BURST_FAMILIES = [
 
 
 @pytest.mark.parametrize("problem_name, candidate_name, status, check", BURST_FAMILIES, ids=[f[1] for f in BURST_FAMILIES])
-def test_candidate_that_tells_a_burst_apart_gains_nothing(problem_name, candidate_name, status, check):
-    verdict = verify(problem_name, candidate_name, plan={"timed_check_probability": 1.0})
+def test_candidate_that_tells_a_burst_apart_gains_nothing(verifier, problem_name, candidate_name, status, check):
+    verdict = verifier(problem_name, candidate_name, plan={"timed_check_probability": 1.0})
 
     # Skipped work reads as zeros (a wrong answer) or as the harness's NaN poison (an unwritten output).
     # A thread's product runs in torch without the GIL and can finish before the call site reads the

@@ -10,13 +10,13 @@ import pytest
 
 from evaluation import harness
 from evaluation.harness.verdict import STATUSES
-from tests.harness.conftest import CANDIDATES, PROBLEMS, REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
+from tests.harness.conftest import CANDIDATES, PROBLEMS, REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem
 
 
-def test_honest_candidate_verifies_with_the_full_verdict():
+def test_honest_candidate_verifies_with_the_full_verdict(verifier):
     stages = []
 
-    verdict = verify("linear_relu", "honest_linear_relu", on_progress=stages.append)
+    verdict = verifier("linear_relu", "honest_linear_relu", on_progress=stages.append)
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert stages == ["building", "checking", "timing", "done"]
@@ -40,43 +40,43 @@ def test_honest_candidate_verifies_with_the_full_verdict():
     json.dumps(verdict, allow_nan=False)
 
 
-def test_triton_candidate_verifies_through_the_interpreter():
-    verdict = verify("relu", "honest_triton_relu")
+def test_triton_candidate_verifies_through_the_interpreter(verifier):
+    verdict = verifier("relu", "honest_triton_relu")
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert verdict["static"]["language"] == "triton"
 
 
 @pytest.mark.slow
-def test_candidate_using_torch_compile_verifies():
+def test_candidate_using_torch_compile_verifies(verifier):
     # Inductor writes and builds C++ here; dynamo's one-time changes to torch.nn.Module happen
     # before the snapshot, and no compile worker outlives a call.
-    verdict = verify("linear_relu", "honest_compiled_linear_relu")
+    verdict = verifier("linear_relu", "honest_compiled_linear_relu")
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert verdict["static"]["facts"]["compilation"]
 
 
-def test_a_progress_bar_is_not_a_background_thread():
+def test_a_progress_bar_is_not_a_background_thread(verifier):
     # tqdm starts its monitor thread with the first bar (torch.compile's autotuning shows one): the
     # harness switches the monitor off before the candidate loads, as tqdm documents.
-    verdict = verify("matmul", "honest_tqdm_progress")
+    verdict = verifier("matmul", "honest_tqdm_progress")
 
     assert verdict["status"] == "verified", verdict["reason"]
 
 
-def test_output_with_padded_rows_verifies():
-    verdict = verify("matmul", "honest_padded_matmul")
+def test_output_with_padded_rows_verifies(verifier):
+    verdict = verifier("matmul", "honest_padded_matmul")
 
     assert verdict["status"] == "verified", verdict["reason"]
 
 
 @pytest.mark.slow
-def test_load_inline_candidate_builds_once_and_reuses_the_build(tmp_path):
+def test_load_inline_candidate_builds_once_and_reuses_the_build(verifier, tmp_path):
     limits = {"build_cache_dir": str(tmp_path)}
 
-    first = verify("relu", "honest_cpp_relu", limits=limits)
-    second = verify("relu", "honest_cpp_relu", limits=limits)
+    first = verifier("relu", "honest_cpp_relu", limits=limits)
+    second = verifier("relu", "honest_cpp_relu", limits=limits)
 
     assert first["status"] == second["status"] == "verified", first["reason"]
     assert first["static"]["language"] == "cuda"
@@ -86,9 +86,9 @@ def test_load_inline_candidate_builds_once_and_reuses_the_build(tmp_path):
     assert "Building extension" not in second["log_excerpt"]
 
 
-def test_identity_candidate_breaks_on_a_hack_reporters_proof_inputs():
-    plain = verify("relu", "identity_relu")
-    proven = verify("relu", "identity_relu", proof_inputs_source=candidate("proof_negative_inputs"))
+def test_identity_candidate_breaks_on_a_hack_reporters_proof_inputs(verifier):
+    plain = verifier("relu", "identity_relu")
+    proven = verifier("relu", "identity_relu", proof_inputs_source=candidate("proof_negative_inputs"))
 
     assert plain["status"] == "verified", plain["reason"]
     assert proven["status"] == "incorrect"
@@ -107,28 +107,28 @@ def busy_host():
             spinner.wait()
 
 
-def test_honest_saving_verifies_on_a_busy_host(busy_host):
+def test_honest_saving_verifies_on_a_busy_host(verifier, busy_host):
     # Spinning neighbours stretch every call and every reply: nothing in that is the candidate's.
-    verdict = verify("row_sums", "honest_row_sums", plan={"min_samples": 12, "max_samples": 16})
+    verdict = verifier("row_sums", "honest_row_sums", plan={"min_samples": 12, "max_samples": 16})
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert verdict["timing"]["speedups"]["eager"] > 2
 
 
-def test_empty_baselines_check_correctness_without_timing():
-    verdict = verify("matmul", "honest_matmul", baselines=())
+def test_empty_baselines_check_correctness_without_timing(verifier):
+    verdict = verifier("matmul", "honest_matmul", baselines=())
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert "timing" not in verdict
 
 
 @pytest.mark.slow
-def test_compiled_baselines_are_cached_between_runs(tmp_path):
+def test_compiled_baselines_are_cached_between_runs(verifier, tmp_path):
     cache = str(tmp_path)
     baselines = ("eager", "compile", "compile-ro", "cudagraph")
 
-    first = verify("matmul", "honest_matmul", baselines=baselines, baseline_cache_dir=cache)
-    second = verify("matmul", "honest_matmul", baselines=baselines, baseline_cache_dir=cache)
+    first = verifier("matmul", "honest_matmul", baselines=baselines, baseline_cache_dir=cache)
+    second = verifier("matmul", "honest_matmul", baselines=baselines, baseline_cache_dir=cache)
 
     assert first["status"] == second["status"] == "verified", first["reason"]
     assert set(first["timing"]["speedups"]) == {"eager", "compile", "compile-ro"}
@@ -139,16 +139,21 @@ def test_compiled_baselines_are_cached_between_runs(tmp_path):
     assert not second["timing"]["baselines"]["eager"].get("cached")
 
 
+@pytest.fixture
+def harness_cli():
+    return _cli
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "evaluation.harness", *args], cwd=REPO, capture_output=True, text=True, timeout=300
     )
 
 
-def test_cli_prints_one_json_verdict_and_exits_zero_for_any_verdict():
+def test_cli_prints_one_json_verdict_and_exits_zero_for_any_verdict(harness_cli):
     plan = json.dumps(SMALL_PLAN)
 
-    done = _cli(
+    done = harness_cli(
         "verify",
         "--problem",
         str(PROBLEMS / "matmul.py"),
@@ -170,8 +175,8 @@ def test_cli_prints_one_json_verdict_and_exits_zero_for_any_verdict():
     assert verdict["status"] == "crashed" and verdict["status"] in STATUSES
 
 
-def test_cli_rejects_bad_arguments_with_a_nonzero_exit():
-    done = _cli(
+def test_cli_rejects_bad_arguments_with_a_nonzero_exit(harness_cli):
+    done = harness_cli(
         "verify",
         "--problem",
         str(PROBLEMS / "matmul.py"),
@@ -185,38 +190,38 @@ def test_cli_rejects_bad_arguments_with_a_nonzero_exit():
     assert "unknown baselines" in done.stderr and done.stdout == ""
 
 
-def test_cli_inspects_a_problem():
-    done = _cli("inspect", "--problem", str(PROBLEMS / "always_zero.py"))
+def test_cli_inspects_a_problem(harness_cli):
+    done = harness_cli("inspect", "--problem", str(PROBLEMS / "always_zero.py"))
 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["degenerate"] is True
 
 
-def test_verify_refuses_an_unknown_device():
+def test_verify_refuses_an_unknown_device(verifier):
     with pytest.raises(ValueError, match="device"):
-        harness.verify(problem("matmul"), candidate("honest_matmul"), device="tpu")
+        verifier.verify_sources(problem("matmul"), candidate("honest_matmul"), device="tpu")
 
 
-def test_a_candidate_of_a_problem_that_carries_state_verifies():
+def test_a_candidate_of_a_problem_that_carries_state_verifies(verifier):
     # KernelBench level 3 tasks 33 and 34: the problem's own forward was `incorrect` while the reference
     # advanced its state only on compared calls (benchmarks/RESULTS.md, the builtin over 250 problems).
-    verdict = verify("rnn_cell", "honest_rnn_cell")
+    verdict = verifier("rnn_cell", "honest_rnn_cell")
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert "stateful_problem" in verdict["flags"]
     assert verdict["correctness"]["checked_timed_calls"] >= 1
 
 
-def test_an_output_holding_a_python_number_verifies_when_both_are_right():
-    verdict = verify("relu_and_sum", "honest_tensor_and_number")
+def test_an_output_holding_a_python_number_verifies_when_both_are_right(verifier):
+    verdict = verifier("relu_and_sum", "honest_tensor_and_number")
 
     assert verdict["status"] == "verified", verdict["reason"]
 
 
-def test_a_proof_that_rewrites_torch_cannot_change_the_truth():
+def test_a_proof_that_rewrites_torch_cannot_change_the_truth(verifier):
     # Proof inputs run in a sandbox of their own and reach the reference as data: harness 6 ran them
     # inside the reference process, where this proof made every product zero and any kernel "wrong".
-    verdict = verify("matmul", "honest_matmul", proof_inputs_source=candidate("proof_rewrites_torch"))
+    verdict = verifier("matmul", "honest_matmul", proof_inputs_source=candidate("proof_rewrites_torch"))
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert any(check["name"] == "proof_inputs" and check["passed"] for check in verdict["checks"])
@@ -248,25 +253,25 @@ def test_every_seed_comes_from_the_operating_systems_secret_source(monkeypatch):
     assert isinstance(verification.rng, secrets.SystemRandom)
 
 
-def test_dicts_keyed_by_integers_and_named_tuples_in_an_output_verify():
-    verdict = verify("dict_int_keys", "honest_dict_int_keys")
+def test_dicts_keyed_by_integers_and_named_tuples_in_an_output_verify(verifier):
+    verdict = verifier("dict_int_keys", "honest_dict_int_keys")
 
     assert verdict["status"] == "verified", verdict["reason"]
 
 
 @pytest.mark.parametrize("proof", ["proof_huge_values", "proof_other_shape"])
-def test_a_proof_of_inputs_the_problem_could_not_give_is_refused_not_held_against_the_kernel(proof):
+def test_a_proof_of_inputs_the_problem_could_not_give_is_refused_not_held_against_the_kernel(verifier, proof):
     # 1e8 - 1e8 + 1 tests float32's rounding (an honest kernel summing in another order fails it), and
     # other sizes test the kernel where the problem does not ask: the proof check fails (staff look),
     # it does not break the kernel.
-    verdict = verify("matmul", "honest_matmul", proof_inputs_source=candidate(proof))
+    verdict = verifier("matmul", "honest_matmul", proof_inputs_source=candidate(proof))
 
     assert verdict["status"] == "error", verdict["reason"]
     assert verdict["reason"].startswith("problem_runs: the hack report's proof inputs failed")
 
 
-def test_a_problem_that_rewrites_the_reference_process_gets_a_verdict_not_a_crash():
-    verdict = verify("hostile_reference", "honest_matmul")
+def test_a_problem_that_rewrites_the_reference_process_gets_a_verdict_not_a_crash(verifier):
+    verdict = verifier("hostile_reference", "honest_matmul")
 
     assert verdict["status"] == "error", verdict["reason"]
     assert "the problem's reference failed at inspect" in verdict["reason"] and "output_bytes" in verdict["reason"]

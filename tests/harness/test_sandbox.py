@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation import harness
 from evaluation.harness import sandbox
-from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem, verify
+from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem
 
 confined = pytest.mark.skipif(
     not sandbox.confinement().confined and os.environ.get("CI") != "true",
@@ -35,8 +34,8 @@ def _escape_attempts(verdict) -> dict[str, str]:
 
 
 @confined
-def test_the_sandbox_is_bubblewrap_and_says_so():
-    verdict = verify("matmul", "honest_matmul")
+def test_the_sandbox_is_bubblewrap_and_says_so(verifier):
+    verdict = verifier("matmul", "honest_matmul")
 
     box = verdict["sandbox"]
     assert box["confined"] is True and box["tool"].startswith("bubblewrap")
@@ -45,7 +44,7 @@ def test_the_sandbox_is_bubblewrap_and_says_so():
 
 
 @confined
-def test_a_candidate_running_as_root_reaches_nothing_of_the_host(monkeypatch):
+def test_a_candidate_running_as_root_reaches_nothing_of_the_host(verifier, monkeypatch):
     secret, planted = f"hunter2-{uuid.uuid4().hex}", f"kernel-court-planted-{uuid.uuid4().hex}"
     monkeypatch.setenv("SECRET_KEY", secret)
     source = (
@@ -55,7 +54,7 @@ def test_a_candidate_running_as_root_reaches_nothing_of_the_host(monkeypatch):
         .replace("TMP_PLACEHOLDER", planted)
     )
 
-    verdict = harness.verify(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
+    verdict = verifier.verify_sources(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
 
     attempts = _escape_attempts(verdict)
     assert verdict["status"] == "verified", verdict["reason"]
@@ -67,10 +66,10 @@ def test_a_candidate_running_as_root_reaches_nothing_of_the_host(monkeypatch):
 
 
 @confined
-def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verification(tmp_path):
+def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verification(verifier, tmp_path):
     cache = tmp_path / "builds"
-    hostile = verify("matmul", "probe_escape", limits={"build_cache_dir": str(cache)})
-    later = verify("matmul", "wrong_zeros", limits={"build_cache_dir": str(cache)})
+    hostile = verifier("matmul", "probe_escape", limits={"build_cache_dir": str(cache)})
+    later = verifier("matmul", "wrong_zeros", limits={"build_cache_dir": str(cache)})
 
     assert _escape_attempts(hostile)["write the harness's source"].startswith("refused")
     assert (REPO / "evaluation" / "harness" / "comparison.py").read_text().startswith('"""How far')
@@ -80,7 +79,7 @@ def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verificatio
 
 
 @confined
-def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(tmp_path, monkeypatch):
+def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(verifier, tmp_path, monkeypatch):
     package = tmp_path / "site" / "small_package"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("VALUE = 1\n")
@@ -89,7 +88,7 @@ def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(tmp_path, mon
     monkeypatch.setattr(sandbox, "_bytecode_sources", lambda: [str(tmp_path / "site")])
 
     cache = sandbox.bytecode_cache()
-    verdict = verify("matmul", "probe_bytecode")
+    verdict = verifier("matmul", "probe_bytecode")
 
     assert list(cache.rglob("small_package/__init__.*.pyc")), list(cache.rglob("*"))
     assert sandbox.bytecode_cache() == cache  # compiled once
@@ -99,11 +98,11 @@ def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(tmp_path, mon
     assert not list(cache.rglob("planted*"))
 
 
-def test_secrets_in_the_parents_environment_never_reach_the_candidate(monkeypatch):
+def test_secrets_in_the_parents_environment_never_reach_the_candidate(verifier, monkeypatch):
     monkeypatch.setenv("DATABASE_URL", "postgres://arena:hunter2@db/arena")
     monkeypatch.setenv("SECRET_KEY", "hunter2-django-secret")
 
-    verdict = verify("matmul", "probe_environment")
+    verdict = verifier("matmul", "probe_environment")
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert "ENVIRONMENT" in verdict["log_excerpt"]
@@ -112,15 +111,15 @@ def test_secrets_in_the_parents_environment_never_reach_the_candidate(monkeypatc
 
 
 @confined
-def test_candidate_works_in_a_private_home():
-    verdict = verify("matmul", "probe_environment")
+def test_candidate_works_in_a_private_home(verifier):
+    verdict = verifier("matmul", "probe_environment")
 
     line = next(line for line in verdict["log_excerpt"].splitlines() if line.startswith("CWD"))
     _, cwd, _, home = line.split()
     assert cwd == home == "/work"
 
 
-def test_candidate_cannot_reach_a_server_on_the_host():
+def test_candidate_cannot_reach_a_server_on_the_host(verifier):
     server = socket.create_server(("127.0.0.1", 0))
     server.settimeout(25)
     port = server.getsockname()[1]
@@ -129,7 +128,7 @@ def test_candidate_cannot_reach_a_server_on_the_host():
     listener.start()
     source = candidate("probe_network").replace("PORT_PLACEHOLDER", str(port))
 
-    verdict = harness.verify(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
+    verdict = verifier.verify_sources(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
 
     server.close()
     if verdict["sandbox"]["network"].startswith("host network"):
@@ -145,8 +144,8 @@ def _accept(server):
         return None
 
 
-def test_candidate_cannot_read_the_reference_process():
-    verdict = verify("matmul", "probe_reference_process")
+def test_candidate_cannot_read_the_reference_process(verifier):
+    verdict = verifier("matmul", "probe_reference_process")
 
     assert "SNOOP done" in verdict["log_excerpt"]
     assert "read the reference process" not in verdict["log_excerpt"]
@@ -175,18 +174,18 @@ def _wait_until(condition, timeout: float) -> bool:
 
 
 @confined
-def test_nothing_of_the_sandbox_is_alive_after_the_verdict():
+def test_nothing_of_the_sandbox_is_alive_after_the_verdict(verifier):
     marker = f"kernel-court-daemon-{uuid.uuid4().hex}"
     source = candidate("probe_daemon").replace("MARKER_PLACEHOLDER", marker)
 
-    verdict = harness.verify(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
+    verdict = verifier.verify_sources(problem("matmul"), source, device="cpu", plan=SMALL_PLAN, limits=SMALL_LIMITS)
 
     assert verdict["sandbox"]["processes_left_running"] == 0
     assert _wait_until(lambda: not _running_with(marker), 5), f"a daemon of the candidate survived: {_running_with(marker)}"
 
 
 @confined
-def test_nothing_of_the_sandbox_survives_the_harness_being_killed_mid_call(tmp_path):
+def test_nothing_of_the_sandbox_survives_the_harness_being_killed_mid_call(sandboxed_harness, tmp_path):
     marker = f"kernel-court-orphan-{uuid.uuid4().hex}"
     (tmp_path / "candidate.py").write_text(candidate("probe_hang_forever").replace("MARKER_PLACEHOLDER", marker))
     (tmp_path / "problem.py").write_text(problem("matmul"))
@@ -220,11 +219,11 @@ def test_nothing_of_the_sandbox_survives_the_harness_being_killed_mid_call(tmp_p
             os.kill(pid, signal.SIGKILL)
 
 
-def test_without_the_sandbox_the_harness_refuses_unless_told_otherwise(monkeypatch):
+def test_without_the_sandbox_the_harness_refuses_unless_told_otherwise(verifier, monkeypatch):
     monkeypatch.setattr(sandbox, "_confinement", sandbox.Confinement(False, "", "bubblewrap is not installed"))
 
-    refused = verify("matmul", "honest_matmul", limits={"require_sandbox": True})
-    allowed = verify("matmul", "honest_matmul", limits={"require_sandbox": False})
+    refused = verifier("matmul", "honest_matmul", limits={"require_sandbox": True})
+    allowed = verifier("matmul", "honest_matmul", limits={"require_sandbox": False})
 
     assert refused["status"] == "error" and "without the OS sandbox" in refused["reason"]
     assert allowed["status"] == "verified", allowed["reason"]
@@ -241,8 +240,8 @@ def test_the_parent_never_imports_torch():
 
 
 @confined
-def test_a_setuid_file_planted_in_the_build_cache_loses_its_bit_and_nobody_else_can_reach_it(tmp_path):
-    verdict = verify("matmul", "probe_setuid_in_cache", limits={"build_cache_dir": str(tmp_path / "builds")})
+def test_a_setuid_file_planted_in_the_build_cache_loses_its_bit_and_nobody_else_can_reach_it(verifier, tmp_path):
+    verdict = verifier("matmul", "probe_setuid_in_cache", limits={"build_cache_dir": str(tmp_path / "builds")})
 
     assert "PLANTED 0o104755" in verdict["log_excerpt"], verdict["log_excerpt"]
     planted = list((tmp_path / "builds").rglob("planted-id"))
@@ -251,8 +250,8 @@ def test_a_setuid_file_planted_in_the_build_cache_loses_its_bit_and_nobody_else_
         assert folder.stat().st_mode & 0o077 == 0, oct(folder.stat().st_mode)
 
 
-def test_a_rejected_run_leaves_no_baseline_timings_for_later_runs(tmp_path):
-    verdict = verify("matmul", "hack_background_thread", baselines=("eager", "compile"), baseline_cache_dir=str(tmp_path))
+def test_a_rejected_run_leaves_no_baseline_timings_for_later_runs(verifier, tmp_path):
+    verdict = verifier("matmul", "hack_background_thread", baselines=("eager", "compile"), baseline_cache_dir=str(tmp_path))
 
     assert verdict["status"] == "rejected"
     assert not list(tmp_path.glob("baselines-*.json"))

@@ -14,7 +14,7 @@ KERNELBENCH = [(1, 1), (1, 20), (1, 41), (2, 2), (2, 5), (2, 16), (2, 29), (2, 1
 
 
 @pytest.fixture(scope="session")
-def kernelbench_profiles() -> dict[tuple[int, int], tuple[str, ProblemProfile]]:
+def kernelbench_profiles(sandboxed_harness) -> dict[tuple[int, int], tuple[str, ProblemProfile]]:
     sources = {key: problem(*key) for key in KERNELBENCH}
     with ThreadPoolExecutor(max_workers=2) as pool:
         analysed = dict(zip(sources, pool.map(analyse_problem, sources.values())))

@@ -21,12 +21,14 @@ CORRECTNESS_ONLY = {"trials": 1, "inputs_per_trial": 1, "profile": False}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("key", KERNELBENCH, ids=lambda key: f"level{key[0]}-task{key[1]}")
-def test_the_first_candidate_passes_the_harness_on_cpu(kernelbench_profiles, key):
+def test_the_first_candidate_passes_the_harness_on_cpu(verifier, kernelbench_profiles, key):
     source, profile = kernelbench_profiles[key]
     choice = next(
         a.transformation for a in plan(profile, []).ranked if a.applicable and a.transformation.family != "torch-compile"
     )
 
-    verdict = harness.verify(source, candidate_code(choice, source, profile), device="cpu", baselines=(), plan=CORRECTNESS_ONLY)
+    verdict = verifier.verify_sources(
+        source, candidate_code(choice, source, profile), device="cpu", baselines=(), plan=CORRECTNESS_ONLY
+    )
 
     assert verdict["status"] == "verified", (choice.key, verdict.get("reason"))

@@ -2,6 +2,8 @@
 
 import ast
 
+import pytest
+
 from inference.analysis import analyse_problem
 from inference.backends.builtin import BuiltinBackend
 from inference.backends.builtin.candidate_code import transformation_of
@@ -10,6 +12,9 @@ from inference.backends.events import AnswerDelta, Finished, ReasoningDelta
 from inference.extraction import extract_candidate
 from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from tests.inference.kernelbench import problem
+
+# The builtin optimizer inspects each problem in the sandboxed harness.
+pytestmark = pytest.mark.usefixtures("sandboxed_harness")
 
 
 def defines_model_new(code: str) -> bool:
