@@ -58,8 +58,12 @@ export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kernel_arena
 export REDIS_URL ?= redis://127.0.0.1:6379/15
 endif
 
+# In parallel (pytest-xdist): each worker has its own test databases and Redis database
+# (tests/xdist_services.py). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+
 test: setup-test lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # Every test that needs no sandboxed verification, browser, server process or GPU (marked by the
 # fixtures they use, tests/conftest.py): under a minute on two cores.
