@@ -63,7 +63,7 @@ endif
 TEST_WORKERS ?= 2
 
 test: setup-test lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=15 $(PYTEST_ARGS)
 
 # Every test that needs no sandboxed verification, browser, server process or GPU (marked by the
 # fixtures they use, tests/conftest.py): under a minute on two cores.

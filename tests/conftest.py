@@ -130,6 +130,14 @@ VERIFYING_FIXTURES = frozenset(
 )
 
 
+@pytest.fixture
+def verifier():
+    """Real verifications through the harness (tests/harness/conftest.py, `Verifier`)."""
+    from tests.harness.conftest import Verifier
+
+    return Verifier()
+
+
 @pytest.fixture(scope="session")
 def sandboxed_harness():
     """Declares a test that reaches the sandboxed harness other than through `verifier`: the builtin

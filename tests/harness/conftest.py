@@ -75,11 +75,6 @@ class Verifier:
     inspect_problem = staticmethod(harness.inspect_problem)
 
 
-@pytest.fixture
-def verifier():
-    return Verifier()
-
-
 def failed_check(verdict) -> str | None:
     return next((c["name"] for c in verdict["checks"] if not c["passed"]), None)
 
