@@ -72,10 +72,12 @@ test: setup-test lint
 test-fast: setup-test
 	$(BIN)/python -m pytest -q -m "not verifies and not e2e and not server and not gpu" $(PYTEST_ARGS)
 
-# ruff's rules and format live in pyproject.toml; `make format` applies the format.
+# ruff's rules and format, and the import rules (import-linter), live in pyproject.toml;
+# `make format` applies the format.
 lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: setup-test
 	$(BIN)/ruff format .

@@ -1,0 +1,44 @@
+"""The import rules of pyproject.toml ([tool.importlinter]) hold, and they are not vacuous: the same
+contracts, run over a copy of the code with one forbidden import added, fail."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("evaluation", "kernels", "inference", "config")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "lint-imports"), "--config", str(REPO / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_import_contracts_hold():
+    done = lint_imports(REPO)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "0 broken" in done.stdout
+
+
+def test_an_import_that_breaks_a_contract_fails_the_check(tmp_path):
+    for package in PACKAGES:
+        shutil.copytree(REPO / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(tmp_path / "evaluation" / "harness" / "scoring.py", "a") as scoring:
+        scoring.write("\nimport torch  # the parent side, importing torch\n")
+    with open(tmp_path / "evaluation" / "harness" / "limits.py", "a") as limits:
+        limits.write("\nfrom kernels import models  # the harness, importing the site\n")
+
+    done = lint_imports(tmp_path)
+
+    assert done.returncode != 0
+    assert "The harness's parent side (standard library only) never imports torch BROKEN" in done.stdout, done.stdout
+    assert "The harness is standalone: it never imports Django or the site BROKEN" in done.stdout, done.stdout
