@@ -32,11 +32,6 @@ class Finished:
     total_s: float
     finish_reason: str = "stop"
 
-    @property
-    def truncated(self) -> bool:
-        """The model stopped at its token limit, so the answer may be cut off."""
-        return self.finish_reason == "length"
-
     def as_dict(self) -> dict:
         return asdict(self)
 

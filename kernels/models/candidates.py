@@ -71,10 +71,6 @@ class Candidate(models.Model):
     def get_absolute_url(self):
         return reverse("kernels:candidate", args=[self.pk])
 
-    @property
-    def is_public(self) -> bool:
-        return self.curation in (Curation.LISTED, Curation.FEATURED)
-
     def curate(self, *, state: str, by, reason: str = "") -> None:
         """Set the curation state, recording who set it and when."""
         if state not in Curation.values:
