@@ -415,12 +415,7 @@ SETTLE_FLAG = (0.001, 0.05)
 
 def _settle_excess(ev: Evidence, floor_ms: float, share: float) -> str | None:
     for phase in (STEADY, DEVICE):
-        own = [c.timing["settle_ms"] for c in ev.candidate_calls(phase) if (c.timing or {}).get("settle_ms") is not None]
-        eager = [
-            c.timing["settle_ms"]
-            for c in ev.calls
-            if c.who == "eager" and c.phase == phase and (c.timing or {}).get("settle_ms") is not None
-        ]
+        own, eager = ev.settle_ms(CANDIDATE, phase), ev.settle_ms("eager", phase)
         samples = [c.ms for c in ev.candidate_calls(phase) if c.ms is not None]
         if len(own) < 10 or len(eager) < 10:
             continue

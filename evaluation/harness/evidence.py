@@ -151,6 +151,15 @@ class Evidence:
     def steady_samples(self, who: str, phase: str = STEADY) -> list[float]:
         return [ms for samples in self.steady_rounds(who, phase).values() for ms in samples]
 
+    def settle_ms(self, who: str, phase: str) -> list[float]:
+        """One side's burst calls' gaps from their end to the device drained, less the host's own share
+        (callsite.c, `settled` and `floor`)."""
+        return [
+            c.timing["settle_ms"]
+            for c in self.calls
+            if c.who == who and c.phase == phase and (c.timing or {}).get("settle_ms") is not None
+        ]
+
     def host_ms(self, who: str) -> float | None:
         """The median of the host's own time inside one side's timed calls (CUDA only)."""
         times = [c.host_ms for c in self.calls if c.who == who and c.phase == TIMED and c.host_ms is not None]

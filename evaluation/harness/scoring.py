@@ -175,19 +175,13 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
         },
         # Each call's gap from its end to the device drained, less the host's own share (the same gap after
         # a write of the harness's), median per side, µs (check no_hidden_work).
-        "settle_us": {
-            who: statistics.median(gaps) * 1e3
-            for who in (CANDIDATE, *ev.baselines)
-            if (
-                gaps := [
-                    c.timing["settle_ms"]
-                    for c in ev.calls
-                    if c.who == who and c.phase == STEADY and (c.timing or {}).get("settle_ms") is not None
-                ]
-            )
-        },
+        "settle_us": _settle_us(ev, STEADY),
         "converged": steady.get("stopped_by") == "interval",
     }
+
+
+def _settle_us(ev: Evidence, phase: str) -> dict:
+    return {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines) if (gaps := ev.settle_ms(who, phase))}
 
 
 def _device_time(ev: Evidence, plan) -> dict | None:
@@ -205,18 +199,8 @@ def _device_time(ev: Evidence, plan) -> dict | None:
         ),
         **(measured or {}),
         "unavailable": unavailable,
-        # As the steady state's (check no_hidden_work uses these as its control), µs.
-        "settle_us": {
-            who: statistics.median(gaps) * 1e3
-            for who in (CANDIDATE, *ev.baselines)
-            if (
-                gaps := [
-                    c.timing["settle_ms"]
-                    for c in ev.calls
-                    if c.who == who and c.phase == DEVICE and (c.timing or {}).get("settle_ms") is not None
-                ]
-            )
-        },
+        # As the steady state's, for the replays (a report: no check reads it), µs.
+        "settle_us": _settle_us(ev, DEVICE),
         "rounds": state.get("rounds"),
         "stopped_by": state.get("stopped_by"),
         "converged": state.get("stopped_by") == "interval",
