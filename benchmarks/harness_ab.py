@@ -38,23 +38,7 @@ PLAN = {
 def verify(root: Path, problem: Path, candidate: Path, device: str) -> dict:
     began = time.monotonic()
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evaluation.harness",
-            "verify",
-            "--problem",
-            str(problem),
-            "--candidate",
-            str(candidate),
-            "--device",
-            device,
-            "--baselines",
-            "eager",
-            "--json",
-            "--plan",
-            json.dumps(PLAN),
-        ],
+        [sys.executable, "-m", "evaluation.harness", *cuda_l1.verify_args(problem, candidate, device=device, plan=PLAN)],
         cwd=root,
         capture_output=True,
         text=True,

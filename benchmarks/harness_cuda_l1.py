@@ -86,6 +86,28 @@ def append(path: Path, record: dict) -> None:
         handle.write(json.dumps(record) + "\n")
 
 
+def verify_args(
+    problem: Path,
+    candidate: Path,
+    *,
+    device: str = "cuda",
+    baselines: str = "eager",
+    plan: dict | None = None,
+    limits: dict | None = None,
+    baseline_cache: Path | str | None = None,
+) -> list[str]:
+    """The CLI's `verify` arguments for one pair, plan and limits as the JSON it reads."""
+    args = ["verify", "--problem", str(problem), "--candidate", str(candidate), "--device", device]
+    args += ["--baselines", baselines, "--json"]
+    if plan is not None:
+        args += ["--plan", json.dumps(plan)]
+    if limits is not None:
+        args += ["--limits", json.dumps(limits)]
+    if baseline_cache is not None:
+        args += ["--baseline-cache", str(baseline_cache)]
+    return args
+
+
 def run_cli(args: list[str], timeout: float) -> tuple[dict | None, float, str]:
     began = time.monotonic()
     try:
@@ -120,27 +142,15 @@ def verify_files(
 ) -> tuple[dict | None, float, str]:
     """One CUDA verification through the CLI with the batch's plan and limits, on the shared device lock."""
     limits = {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(device_lock)}
-    return run_cli(
-        [
-            "verify",
-            "--problem",
-            str(problem),
-            "--candidate",
-            str(candidate),
-            "--device",
-            "cuda",
-            "--baselines",
-            baselines,
-            "--json",
-            "--plan",
-            json.dumps(BATCH_PLAN if plan is None else plan),
-            "--limits",
-            json.dumps(limits),
-            "--baseline-cache",
-            str(baseline_cache),
-        ],
-        timeout,
+    args = verify_args(
+        problem,
+        candidate,
+        baselines=baselines,
+        plan=BATCH_PLAN if plan is None else plan,
+        limits=limits,
+        baseline_cache=baseline_cache,
     )
+    return run_cli(args, timeout)
 
 
 def verify_row(row: dict, folder: Path, state: Path, *, baselines: str, plan: dict | None = None, timeout: float = 480):
@@ -215,27 +225,15 @@ def command_smoke(state: Path) -> None:
     for problem, candidate, baselines in cases:
         limits = {"build_cache_dir": BUILD_CACHE, "call_time_s": 60}
         plan = {**BATCH_PLAN, "trials": 2, "min_samples": 10}
-        verdict, wall, log = run_cli(
-            [
-                "verify",
-                "--problem",
-                str(tests / "problems" / f"{problem}.py"),
-                "--candidate",
-                str(tests / "candidates" / f"{candidate}.py"),
-                "--device",
-                "cuda",
-                "--baselines",
-                baselines,
-                "--json",
-                "--plan",
-                json.dumps(plan),
-                "--limits",
-                json.dumps(limits),
-                "--baseline-cache",
-                str(state / "baselines"),
-            ],
-            300,
+        args = verify_args(
+            tests / "problems" / f"{problem}.py",
+            tests / "candidates" / f"{candidate}.py",
+            baselines=baselines,
+            plan=plan,
+            limits=limits,
+            baseline_cache=state / "baselines",
         )
+        verdict, wall, log = run_cli(args, 300)
         record = summarize({"level_id": 0, "task_id": 0, "score_default": None, "custom_code": ""}, verdict, wall, log, baselines)
         record["key"] = candidate
         append(results, record)
@@ -407,25 +405,10 @@ def command_cost(state: Path) -> None:
     with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryDirectory() as cache:
         problem, candidate = write_sources(Path(folder), rows["L1T1"])
         for label in ("cold", "cached", "cached-again"):
-            verdict, wall, log = run_cli(
-                [
-                    "verify",
-                    "--problem",
-                    str(problem),
-                    "--candidate",
-                    str(candidate),
-                    "--device",
-                    "cuda",
-                    "--baselines",
-                    ALL_BASELINES,
-                    "--json",
-                    "--baseline-cache",
-                    cache,
-                    "--limits",
-                    json.dumps({"build_cache_dir": BUILD_CACHE}),
-                ],
-                600,
+            args = verify_args(
+                problem, candidate, baselines=ALL_BASELINES, limits={"build_cache_dir": BUILD_CACHE}, baseline_cache=cache
             )
+            verdict, wall, log = run_cli(args, 600)
             record = summarize(rows["L1T1"], verdict, wall, log, ALL_BASELINES)
             append(results, {**record, "key": f"L1T1-{label}", "plan": "defaults"})
             print(f"cost {label}: {wall:.1f}s {record['status']} {record.get('speedups')}", flush=True)
@@ -444,21 +427,7 @@ def command_placeholders(state: Path) -> None:
         for row in entries():
             if row["custom_code"] == "None" and key(row) not in done:
                 problem, candidate = write_sources(Path(folder), row)
-                verdict, wall, log = run_cli(
-                    [
-                        "verify",
-                        "--problem",
-                        str(problem),
-                        "--candidate",
-                        str(candidate),
-                        "--device",
-                        "cpu",
-                        "--baselines",
-                        "eager",
-                        "--json",
-                    ],
-                    300,
-                )
+                verdict, wall, log = run_cli(verify_args(problem, candidate, device="cpu"), 300)
                 append(results, summarize(row, verdict, wall, log, "eager"))
 
 

@@ -45,25 +45,7 @@ LIMITS = {"call_time_s": 120, "build_time_s": 300, "wall_time_s": 420, "build_ca
 
 
 def harness(problem: Path, candidate: Path, state: Path) -> dict:
-    verdict, wall, log = cuda_l1.run_cli(
-        [
-            "verify",
-            "--problem",
-            str(problem),
-            "--candidate",
-            str(candidate),
-            "--device",
-            "cuda",
-            "--baselines",
-            "eager",
-            "--json",
-            "--plan",
-            json.dumps(PLAN),
-            "--limits",
-            json.dumps(LIMITS),
-        ],
-        600,
-    )
+    verdict, wall, log = cuda_l1.run_cli(cuda_l1.verify_args(problem, candidate, plan=PLAN, limits=LIMITS), 600)
     if verdict is None:
         return {"status": "harness-failure", "log": log[-800:], "wall_s": wall}
     timing = verdict.get("timing") or {}
