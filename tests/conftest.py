@@ -110,9 +110,12 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(autouse=True)
-def _static_files_without_collectstatic(request, tmp_path_factory):
-    """Pages render in tests without a collectstatic run; production keeps the hashed manifest.
-    A GPU host runs the harness's tests without Django (nor pytest-django): nothing to do there."""
+def _test_settings(request, tmp_path_factory):
+    """Pages render in tests without a collectstatic run (production keeps the hashed manifest).
+    Users made by tests hash their passwords with MD5 (Django's advice for tests): PBKDF2's
+    iterations cost most of a second per user on two cores; not in browser tests, whose server
+    process checks passwords with the site's own hashers. A GPU host runs the harness's tests
+    without Django (nor pytest-django): nothing to do there."""
     if not request.config.pluginmanager.hasplugin("django"):
         return
     settings = request.getfixturevalue("settings")
@@ -121,6 +124,8 @@ def _static_files_without_collectstatic(request, tmp_path_factory):
         **settings.STORAGES,
         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
+    if not request.node.get_closest_marker("e2e"):
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 # The fixtures through which a test runs real verifications (sandboxed processes, seconds each):
@@ -158,17 +163,6 @@ def pytest_collection_modifyitems(items):
         if SERVER_FIXTURES & used:
             item.add_marker(pytest.mark.server)
     items.sort(key=lambda item: "/e2e/" in str(item.path))
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(request):
-    """Users made by tests hash their passwords with MD5 (Django's advice for tests): PBKDF2's
-    iterations cost most of a second per user on two cores. Not for browser tests, whose server
-    process checks passwords with the site's own hashers."""
-    if request.node.get_closest_marker("e2e") or not request.config.pluginmanager.hasplugin("django"):
-        return
-    settings = request.getfixturevalue("settings")
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)
