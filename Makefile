@@ -54,7 +54,7 @@ serve:
 # CI runs the suite against the machine's real PostgreSQL and Redis; elsewhere it uses what the
 # environment says, SQLite and in-process services by default.
 ifeq ($(CI),true)
-export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kernel_arena
+export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/kernel_court
 export REDIS_URL ?= redis://127.0.0.1:6379/15
 endif
 

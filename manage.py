@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Django's command-line entry point for Kernel Arena."""
+"""Django's command-line entry point for Kernel Court."""
 
 import os
 import sys

@@ -9,7 +9,7 @@ One command, on a GPU box with the repository and its requirements (no Redis, no
 the evaluation worker registered as this machine's GPU), imports the chosen CUDA-L1 entries with
 `import_candidate` (whose save fans the jobs out to the live architecture), waits for every
 Evaluation, and writes one line per candidate to actor.jsonl. The worker verifies with the same
-plan, limits and device lock as benchmarks/harness_cuda_l1.py (ARENA_HARNESS_PLAN/LIMITS), so the
+plan, limits and device lock as benchmarks/harness_cuda_l1.py (COURT_HARNESS_PLAN/LIMITS), so the
 two paths can run at once on one GPU and `compare` sets each actor verdict beside the CLI's.
 """
 
@@ -32,15 +32,15 @@ DEFAULT_KEYS = ("L1T9", "L1T12", "L1T13", "L2T23", "L2T83", "L3T8", "L2T11", "L2
 
 def configure(state: Path) -> None:
     """Embedded mode, with the batch's plan and the shared device lock, before Django loads."""
-    for name in ("REDIS_URL", "DATABASE_URL", "ARENA_MODE"):
+    for name in ("REDIS_URL", "DATABASE_URL", "COURT_MODE"):
         os.environ.pop(name, None)
     os.environ.update(
         DJANGO_SETTINGS_MODULE="config.settings",
-        ARENA_VAR_DIR=str(state / "actor-var"),
-        ARENA_BASELINES_GPU="eager",
-        ARENA_BASELINE_CACHE_DIR=str(state / "baselines"),
-        ARENA_HARNESS_PLAN=json.dumps(BATCH_PLAN),
-        ARENA_HARNESS_LIMITS=json.dumps(
+        COURT_VAR_DIR=str(state / "actor-var"),
+        COURT_BASELINES_GPU="eager",
+        COURT_BASELINE_CACHE_DIR=str(state / "baselines"),
+        COURT_HARNESS_PLAN=json.dumps(BATCH_PLAN),
+        COURT_HARNESS_LIMITS=json.dumps(
             {**BATCH_LIMITS, "build_cache_dir": BUILD_CACHE, "device_lock_path": str(state / "gpu.lock")}
         ),
     )

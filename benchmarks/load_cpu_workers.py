@@ -5,7 +5,7 @@ and, per job, the harness's own time beside what the platform adds: the worker's
 write and progress messages inside the job, and the gap between one job's end and the next one's
 start on the same worker (the broker's hand-over).
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/kernel_arena_load REDIS_URL=redis://127.0.0.1:6379/14 \\
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/kernel_court_load REDIS_URL=redis://127.0.0.1:6379/14 \\
         .venv/bin/python benchmarks/load_cpu_workers.py --candidates 500 --workers 2 --out var/load.json
 
 The database must be a dedicated one whose name ends in `_load` (it is created if missing and its
@@ -59,14 +59,14 @@ def main() -> None:
     parser.add_argument(
         "--harness-plan",
         default="",
-        help="the workers' ARENA_HARNESS_PLAN (JSON); default: the "
+        help="the workers' COURT_HARNESS_PLAN (JSON); default: the "
         "harness's own plan. The job path is the same either way; a lighter plan only shortens each job.",
     )
     args = parser.parse_args()
 
     _, redis_url = require_services()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ["ARENA_EMBEDDED_WORKER"] = "false"
+    os.environ["COURT_EMBEDDED_WORKER"] = "false"
     import django
 
     django.setup()
@@ -88,12 +88,12 @@ def main() -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     workers = [
         start(
-            [sys.executable, "manage.py", "arena_worker", "--arch", "cpu"],
+            [sys.executable, "manage.py", "verification_worker", "--arch", "cpu"],
             log_dir / f"worker-{index}.log",
-            ARENA_ROLE="worker",
+            COURT_ROLE="worker",
             CUDA_VISIBLE_DEVICES="",
-            ARENA_VAR_DIR=str(log_dir / "var"),
-            ARENA_HARNESS_PLAN=args.harness_plan or "{}",
+            COURT_VAR_DIR=str(log_dir / "var"),
+            COURT_HARNESS_PLAN=args.harness_plan or "{}",
         )
         for index in range(args.workers)
     ]

@@ -8,7 +8,7 @@ stamp it receives, the time since it was sent. Everything runs on this machine, 
 Each client also counts events it missed, got twice or out of order (it is connected from the
 start, so it should get every event once, in order), and runs whose end never reached it.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/kernel_arena_load REDIS_URL=redis://127.0.0.1:6379/14 \\
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/kernel_court_load REDIS_URL=redis://127.0.0.1:6379/14 \\
         .venv/bin/python benchmarks/stream_latency.py --runs 50 --deltas 100 --rate 20 --out var/stream.json
 """
 
@@ -238,7 +238,7 @@ def main() -> None:
         DJANGO_SETTINGS_MODULE="config.settings",
         INFERENCE_VLLM_URL=f"http://127.0.0.1:{model_port}/v1",
         INFERENCE_VLLM_MODEL=MODEL,
-        ARENA_EMBEDDED_WORKER="false",
+        COURT_EMBEDDED_WORKER="false",
     )
     import django
 

@@ -1,9 +1,9 @@
-"""Kernel Arena's settings, read from the environment in this one place.
+"""Kernel Court's settings, read from the environment in this one place.
 
 With nothing set, the platform runs embedded: SQLite under var/, an in-process Dramatiq broker
 whose worker threads live in the web process, the in-memory channel layer, the builtin
 optimizer and CPU evaluation. `DATABASE_URL` switches to PostgreSQL; `REDIS_URL` switches both
-the Dramatiq broker and the Channels layer to Redis. `ARENA_MODE=production` makes a missing
+the Dramatiq broker and the Channels layer to Redis. `COURT_MODE=production` makes a missing
 secret a start-up error instead of a generated default.
 """
 
@@ -20,17 +20,17 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
-VAR_DIR = Path(env.str("ARENA_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR = Path(env.str("COURT_VAR_DIR", default=str(BASE_DIR / "var")))
 
-MODE = env.str("ARENA_MODE", default="embedded")
+MODE = env.str("COURT_MODE", default="embedded")
 if MODE not in ("embedded", "production"):
-    raise ImproperlyConfigured(f"ARENA_MODE is {MODE!r}: set it to 'embedded' or 'production'.")
+    raise ImproperlyConfigured(f"COURT_MODE is {MODE!r}: set it to 'embedded' or 'production'.")
 PRODUCTION = MODE == "production"
 
 # A worker process (GPU or CPU) signs nothing, so it runs with a database and a Redis URL only.
-ROLE = env.str("ARENA_ROLE", default="web")
+ROLE = env.str("COURT_ROLE", default="web")
 if ROLE not in ("web", "worker"):
-    raise ImproperlyConfigured(f"ARENA_ROLE is {ROLE!r}: set it to 'web' or 'worker'.")
+    raise ImproperlyConfigured(f"COURT_ROLE is {ROLE!r}: set it to 'web' or 'worker'.")
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 
@@ -150,9 +150,9 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # Where mails and exports point readers to; and who is told when a proof puts a kernel under review.
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
-ADMINS = [tuple(entry.split(":", 1)) for entry in env.list("ARENA_ADMINS", default=[])]
+ADMINS = [tuple(entry.split(":", 1)) for entry in env.list("COURT_ADMINS", default=[])]
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
-DEFAULT_FROM_EMAIL = SERVER_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="kernel-arena@localhost")
+DEFAULT_FROM_EMAIL = SERVER_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="kernel-court@localhost")
 
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
@@ -163,7 +163,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = Path(env.str("ARENA_STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
+STATIC_ROOT = Path(env.str("COURT_STATIC_ROOT", default=str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -180,7 +180,7 @@ if PRODUCTION and not REDIS_URL:
     raise ImproperlyConfigured(
         "REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0)."
     )
-EMBEDDED_WORKER = env.bool("ARENA_EMBEDDED_WORKER", default=not REDIS_URL)
+EMBEDDED_WORKER = env.bool("COURT_EMBEDDED_WORKER", default=not REDIS_URL)
 CHANNEL_REDIS_OPTIONS = {"socket_connect_timeout": 5}
 
 _DRAMATIQ_MIDDLEWARE = [
@@ -197,10 +197,10 @@ if REDIS_URL:
         "OPTIONS": {
             "url": REDIS_URL,
             # A job held by a worker that stopped beating this long ago is handed to another.
-            "heartbeat_timeout": env.int("ARENA_BROKER_HEARTBEAT_TIMEOUT_MS", default=60_000),
+            "heartbeat_timeout": env.int("COURT_BROKER_HEARTBEAT_TIMEOUT_MS", default=60_000),
             # Dramatiq checks for such jobs on a random share of broker commands (per million);
             # its default (0.1%) can leave a dead worker's job waiting for many minutes when idle.
-            "maintenance_chance": env.int("ARENA_BROKER_MAINTENANCE_CHANCE", default=20_000),
+            "maintenance_chance": env.int("COURT_BROKER_MAINTENANCE_CHANCE", default=20_000),
         },
         "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
     }
@@ -228,16 +228,16 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "config.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
 # Threads for run loops in embedded mode; evaluations there take one thread of their own.
-EMBEDDED_WORKER_THREADS = env.int("ARENA_EMBEDDED_WORKER_THREADS", default=4)
+EMBEDDED_WORKER_THREADS = env.int("COURT_EMBEDDED_WORKER_THREADS", default=4)
 
 # Evaluation workers: which architecture key a worker claims ("" detects it from the device),
 # the baselines each candidate is timed against, and how long one job may take (a cold GPU job
 # builds a CUDA extension and times four baselines).
-WORKER_ARCH = env.str("ARENA_WORKER_ARCH", default="")
-EVALUATION_BASELINES_GPU = env.list("ARENA_BASELINES_GPU", default=["eager", "compile", "compile-ro", "cudagraph"])
-EVALUATION_BASELINES_CPU = env.list("ARENA_BASELINES_CPU", default=["eager"])
-EVALUATION_TIME_LIMIT_MS = env.int("ARENA_EVALUATION_TIME_LIMIT_S", default=1800) * 1000
-BASELINE_CACHE_DIR = env.str("ARENA_BASELINE_CACHE_DIR", default=str(VAR_DIR / "baselines"))
+WORKER_ARCH = env.str("COURT_WORKER_ARCH", default="")
+EVALUATION_BASELINES_GPU = env.list("COURT_BASELINES_GPU", default=["eager", "compile", "compile-ro", "cudagraph"])
+EVALUATION_BASELINES_CPU = env.list("COURT_BASELINES_CPU", default=["eager"])
+EVALUATION_TIME_LIMIT_MS = env.int("COURT_EVALUATION_TIME_LIMIT_S", default=1800) * 1000
+BASELINE_CACHE_DIR = env.str("COURT_BASELINE_CACHE_DIR", default=str(VAR_DIR / "baselines"))
 
 
 def _harness_setting(name: str, kind) -> dict:
@@ -254,32 +254,32 @@ def _harness_setting(name: str, kind) -> dict:
 
 
 # How thoroughly this worker checks and times (Plan) and what one verification may spend (Limits),
-# as the fields to change from the harness's defaults: e.g. ARENA_HARNESS_PLAN='{"timing_budget_s": 5}',
-# ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}'.
-EVALUATION_HARNESS_PLAN = _harness_setting("ARENA_HARNESS_PLAN", Plan)
+# as the fields to change from the harness's defaults: e.g. COURT_HARNESS_PLAN='{"timing_budget_s": 5}',
+# COURT_HARNESS_LIMITS='{"device_lock_path": "/run/court/gpu0.lock"}'.
+EVALUATION_HARNESS_PLAN = _harness_setting("COURT_HARNESS_PLAN", Plan)
 # User code (candidates, pasted problems, proofs, the builtin optimizer's analysis) runs in the OS
 # sandbox (bubblewrap). Production refuses to run it without one; embedded mode may fall back to an
 # unconfined run, which the run page and every verdict then say.
-SANDBOX_REQUIRED = env.bool("ARENA_REQUIRE_SANDBOX", default=PRODUCTION)
+SANDBOX_REQUIRED = env.bool("COURT_REQUIRE_SANDBOX", default=PRODUCTION)
 if PRODUCTION and not SANDBOX_REQUIRED:
     raise ImproperlyConfigured(
-        "ARENA_REQUIRE_SANDBOX is false: production mode never runs user code without the OS "
+        "COURT_REQUIRE_SANDBOX is false: production mode never runs user code without the OS "
         "sandbox; install bubblewrap on the worker instead."
     )
-EVALUATION_HARNESS_LIMITS = {"require_sandbox": SANDBOX_REQUIRED, **_harness_setting("ARENA_HARNESS_LIMITS", Limits)}
+EVALUATION_HARNESS_LIMITS = {"require_sandbox": SANDBOX_REQUIRED, **_harness_setting("COURT_HARNESS_LIMITS", Limits)}
 if PRODUCTION and EVALUATION_HARNESS_LIMITS.get("require_sandbox") is False:
     raise ImproperlyConfigured(
-        "ARENA_HARNESS_LIMITS sets require_sandbox to false: production mode never runs user code without the OS sandbox."
+        "COURT_HARNESS_LIMITS sets require_sandbox to false: production mode never runs user code without the OS sandbox."
     )
 
 # Run loops: how long a round waits for its verdicts before it goes on without them, and how
 # long a whole run may take.
-INFERENCE_VERDICT_WAIT_S = env.int("ARENA_VERDICT_WAIT_S", default=900)
-INFERENCE_RUN_TIME_LIMIT_MS = env.int("ARENA_RUN_TIME_LIMIT_S", default=3 * 3600) * 1000
+INFERENCE_VERDICT_WAIT_S = env.int("COURT_VERDICT_WAIT_S", default=900)
+INFERENCE_RUN_TIME_LIMIT_MS = env.int("COURT_RUN_TIME_LIMIT_S", default=3 * 3600) * 1000
 
 # The catalogue the run command loads, and the limits on what a person may paste.
-PROBLEM_SOURCE_MAX_BYTES = env.int("ARENA_PROBLEM_MAX_BYTES", default=64 * 1024)
-CANDIDATE_SOURCE_MAX_BYTES = env.int("ARENA_CANDIDATE_MAX_BYTES", default=256 * 1024)
+PROBLEM_SOURCE_MAX_BYTES = env.int("COURT_PROBLEM_MAX_BYTES", default=64 * 1024)
+CANDIDATE_SOURCE_MAX_BYTES = env.int("COURT_CANDIDATE_MAX_BYTES", default=256 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -293,12 +293,12 @@ REST_FRAMEWORK = {
         "rest_framework.throttling.ScopedRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
-        "anon": env.str("ARENA_THROTTLE_ANON", default="120/min"),
-        "user": env.str("ARENA_THROTTLE_USER", default="600/min"),
+        "anon": env.str("COURT_THROTTLE_ANON", default="120/min"),
+        "user": env.str("COURT_THROTTLE_USER", default="600/min"),
         # Starting runs and submitting candidates costs GPU time: stricter, per user or address.
-        "runs": env.str("ARENA_THROTTLE_RUNS", default="20/hour"),
-        "submissions": env.str("ARENA_THROTTLE_SUBMISSIONS", default="60/hour"),
-        "reports": env.str("ARENA_THROTTLE_REPORTS", default="30/hour"),
+        "runs": env.str("COURT_THROTTLE_RUNS", default="20/hour"),
+        "submissions": env.str("COURT_THROTTLE_SUBMISSIONS", default="60/hour"),
+        "reports": env.str("COURT_THROTTLE_REPORTS", default="30/hour"),
     },
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
@@ -309,7 +309,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
-    "TITLE": "Kernel Arena API",
+    "TITLE": "Kernel Court API",
     "DESCRIPTION": "Problems, runs, candidates, evaluations, the leaderboard and hack reports. "
     "Writes need a token (Authorization: Token <key>); a run's live stream is its WebSocket.",
     "VERSION": "1",
@@ -324,7 +324,7 @@ SPECTACULAR_SETTINGS = {
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
     if REDIS_URL
-    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "kernel-arena"}
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "kernel-court"}
 }
 
 if PRODUCTION:

@@ -12,8 +12,8 @@ from kernels.accounts import signup
 runs = DefaultRouter()
 runs.register("runs", RunViewSet, basename="run")
 
-admin.site.site_header = "Kernel Arena administration"
-admin.site.site_title = "Kernel Arena admin"
+admin.site.site_header = "Kernel Court administration"
+admin.site.site_title = "Kernel Court admin"
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -24,7 +24,7 @@ def groups_of(evaluation) -> list[str]:
 
 def publish_evaluation(evaluation) -> None:
     """Send the evaluation's current state; a broken layer is logged, never fails the job."""
-    message = {"type": "arena.event", "event": evaluation_event(evaluation)}
+    message = {"type": "court.event", "event": evaluation_event(evaluation)}
     for group in groups_of(evaluation):
         try:
             group_send(group, message)

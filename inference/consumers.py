@@ -49,7 +49,7 @@ class RunConsumer(EventsConsumer):
             await self.send_json({**message, "replay": True})
         await self.send_json({"kind": "replayed", "seq": self.sent_seq})
 
-    async def arena_event(self, message):
+    async def court_event(self, message):
         event = message["event"]
         seq = event.get("seq")
         if seq is not None:

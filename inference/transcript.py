@@ -201,7 +201,7 @@ class Transcript:
     def publish(self, message: dict) -> None:
         """Send to live viewers, in order (callers hold the lock); a broken layer loses liveness
         (logged), never the stored transcript."""
-        stream_to_group(run_group(self.run.pk), {"type": "arena.event", "event": message})
+        stream_to_group(run_group(self.run.pk), {"type": "court.event", "event": message})
 
     def status(self, *, round: int = 0, save_run: Callable[[], object] = lambda: None) -> RunEvent:
         """A change of the run's status (already set on `self.run`): the event is stored with

@@ -14,7 +14,7 @@ from kernels.models import Candidate
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "evaluation" / "harness"
 
 VERIFY_SCRIPT = """#!/bin/sh
-# Re-run Kernel Arena's verification of this kernel. Needs Python with torch (and triton for
+# Re-run Kernel Court's verification of this kernel. Needs Python with torch (and triton for
 # Triton kernels). Pass --device cpu to check correctness without a GPU.
 set -e
 cd "$(dirname "$0")"
@@ -22,7 +22,7 @@ exec python -m evaluation.harness verify --problem problem.py --candidate kernel
     --device "${DEVICE:-cuda}" --baselines "${BASELINES:-eager,compile,compile-ro,cudagraph}" --json "$@"
 """
 
-README = """Kernel Arena: {title}
+README = """Kernel Court: {title}
 
 problem.py        the reference module ({label})
 kernel.py         candidate #{pk} ({language}, {origin})

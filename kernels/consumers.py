@@ -27,12 +27,12 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         # Channels closes stale database connections before every message, in a worker thread:
         # a thread hop per live event, for handlers that touch no database (the replay's reads
         # go through database_sync_to_async, which closes them itself).
-        if message["type"] == "arena.event":
-            await self.arena_event(message)
+        if message["type"] == "court.event":
+            await self.court_event(message)
         else:
             await super().dispatch(message)
 
-    async def arena_event(self, message):
+    async def court_event(self, message):
         await self.send_json(message["event"])
 
 

@@ -149,7 +149,7 @@ def export_lines(arch: str, *, site_url: str = "") -> list[dict]:
     """The leaderboard as CUDA-L1's release shape: one line per listed problem, plus our fields.
 
     `score_*` are our measured speedups (where CUDA-L1 published theirs); `custom_code` is null
-    where no kernel is verified here. Everything we measured besides is under `arena`.
+    where no kernel is verified here. Everything we measured besides is under `measured`.
     """
     best = {row.candidate.problem_id: row for row in best_per_problem(arch)}
     problems = Problem.objects.filter(visibility__in=[Problem.Visibility.LISTED, Problem.Visibility.FEATURED])
@@ -168,7 +168,7 @@ def export_lines(arch: str, *, site_url: str = "") -> list[dict]:
             "score_cudnn": None,
         }
         if row:
-            line["arena"] = {
+            line["measured"] = {
                 "arch": arch,
                 "problem_id": problem.pk,
                 "kernel_id": row.candidate_id,

@@ -96,7 +96,7 @@ def django_db_setup(django_db_setup, django_db_blocker):
     """pytest-django's test database, and at the end no session of it left open: threads of this
     process keep their connections (asgiref's executor behind `database_sync_to_async`, for
     CONN_MAX_AGE), and PostgreSQL drops no database with sessions (CI warned "being accessed by other
-    users" and left test_kernel_arena behind)."""
+    users" and left test_kernel_court behind)."""
     yield
     from django.db import connection
 

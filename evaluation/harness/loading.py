@@ -13,9 +13,9 @@ import types
 
 import torch
 
-PROBLEM_MODULE = "kernel_arena_problem"
-CANDIDATE_MODULE = "kernel_arena_candidate"
-PROOF_MODULE = "kernel_arena_proof"
+PROBLEM_MODULE = "kernel_court_problem"
+CANDIDATE_MODULE = "kernel_court_candidate"
+PROOF_MODULE = "kernel_court_proof"
 
 
 def load_module(name: str, source: str, filename: str, *, initial_globals: dict | None = None) -> types.ModuleType:

@@ -157,11 +157,11 @@ def leaderboard_view(request, arch: str):
 @permission_classes([permissions.AllowAny])
 @throttle_classes([AnonRateThrottle, UserRateThrottle])
 def leaderboard_export(request, arch: str):
-    """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `arena`."""
+    """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `measured`."""
     lines = leaderboard.export_lines(arch, site_url=settings.SITE_URL)
     body = "".join(json.dumps(line) + "\n" for line in lines)
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="kernel-arena-{arch}.jsonl"'
+    response["Content-Disposition"] = f'attachment; filename="kernel-court-{arch}.jsonl"'
     return response
 
 

@@ -4,9 +4,9 @@ const textarea = document.getElementById("id_source");
 const picker = document.getElementById("example");
 let editor = null;
 
-if (textarea && window.ArenaEditor) {
+if (textarea && window.CourtEditor) {
   textarea.setAttribute("aria-label", "PyTorch module source");
-  editor = window.ArenaEditor.attach(textarea);
+  editor = window.CourtEditor.attach(textarea);
   editor.view.dom.id = "editor";
 }
 

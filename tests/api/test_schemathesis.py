@@ -17,7 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import AuditEntry, Evaluation, HackReport, OptimizationRun, Problem
-from tests.e2e.conftest import arena_server, static_root  # noqa: F401  (the real server, reused)
+from tests.e2e.conftest import court_server, static_root  # noqa: F401  (the real server, reused)
 from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -30,10 +30,10 @@ SEED = 20_241
 
 @pytest.fixture
 def api_server(request, monkeypatch):
-    monkeypatch.setenv("ARENA_EMBEDDED_WORKER", "false")
+    monkeypatch.setenv("COURT_EMBEDDED_WORKER", "false")
     for scope in ("ANON", "USER", "RUNS", "SUBMISSIONS", "REPORTS"):
-        monkeypatch.setenv(f"ARENA_THROTTLE_{scope}", "100000/min")
-    return request.getfixturevalue("arena_server")
+        monkeypatch.setenv(f"COURT_THROTTLE_{scope}", "100000/min")
+    return request.getfixturevalue("court_server")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ async def delivery_from_a_thread(layer) -> tuple[dict | None, float]:
     waiting = asyncio.ensure_future(layer.receive(channel))
     await asyncio.sleep(0.05)  # the consumer is asleep in receive, as a quiet page's socket is
     sent_at = time.monotonic()
-    threading.Thread(target=async_to_sync(layer.group_send), args=("run.1", {"type": "arena.event", "n": 1})).start()
+    threading.Thread(target=async_to_sync(layer.group_send), args=("run.1", {"type": "court.event", "n": 1})).start()
     try:
         message = await asyncio.wait_for(waiting, timeout=2)
     except TimeoutError:
@@ -31,5 +31,5 @@ async def delivery_from_a_thread(layer) -> tuple[dict | None, float]:
 
 async def test_a_message_sent_from_a_worker_thread_wakes_the_waiting_consumer():
     message, seconds = await delivery_from_a_thread(ThreadSafeInMemoryChannelLayer())
-    assert message == {"type": "arena.event", "n": 1}
+    assert message == {"type": "court.event", "n": 1}
     assert seconds < 0.5

@@ -25,12 +25,12 @@ print(json.dumps({
 }))
 """
 
-SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_DEBUG", "ARENA_MODE", "ARENA_ROLE", "ALLOWED_HOSTS")
+SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_DEBUG", "COURT_MODE", "COURT_ROLE", "ALLOWED_HOSTS")
 
 
 def load_settings(tmp_path, **variables):
     env = {key: value for key, value in os.environ.items() if key not in SERVICE_VARIABLES}
-    env.update(DJANGO_SETTINGS_MODULE="config.settings", ARENA_VAR_DIR=str(tmp_path / "var"), **variables)
+    env.update(DJANGO_SETTINGS_MODULE="config.settings", COURT_VAR_DIR=str(tmp_path / "var"), **variables)
     return subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -61,9 +61,9 @@ def test_embedded_secret_key_is_generated_once_and_kept(tmp_path):
 
 
 def test_database_url_switches_to_postgresql(tmp_path):
-    settings = loaded(tmp_path, DATABASE_URL="postgres://arena:pw@db.example:5432/arena")
+    settings = loaded(tmp_path, DATABASE_URL="postgres://court:pw@db.example:5432/court")
     assert settings["engine"] == "django.db.backends.postgresql"
-    assert settings["db_name"] == "arena"
+    assert settings["db_name"] == "court"
 
 
 def test_redis_url_switches_broker_and_channel_layer_to_redis(tmp_path):
@@ -81,10 +81,10 @@ def test_debug_is_on_only_when_asked(tmp_path):
 
 
 PRODUCTION = {
-    "ARENA_MODE": "production",
-    "DATABASE_URL": "postgres://arena@db:5432/arena",
+    "COURT_MODE": "production",
+    "DATABASE_URL": "postgres://court@db:5432/court",
     "REDIS_URL": "redis://redis:6379/0",
-    "ALLOWED_HOSTS": "arena.example",
+    "ALLOWED_HOSTS": "court.example",
 }
 
 
@@ -104,41 +104,41 @@ def test_production_without_database_url_fails_at_start(tmp_path):
 
 
 def test_production_worker_runs_with_only_database_and_redis_urls(tmp_path):
-    settings = loaded(tmp_path, ARENA_ROLE="worker", **PRODUCTION)
+    settings = loaded(tmp_path, COURT_ROLE="worker", **PRODUCTION)
     assert settings["engine"] == "django.db.backends.postgresql"
     assert settings["secret_len"] >= 50
 
 
 def test_unknown_mode_is_refused(tmp_path):
-    result = load_settings(tmp_path, ARENA_MODE="prod")
+    result = load_settings(tmp_path, COURT_MODE="prod")
     assert result.returncode != 0
-    assert "ARENA_MODE is 'prod'" in result.stderr
+    assert "COURT_MODE is 'prod'" in result.stderr
 
 
 def test_harness_plan_and_limits_come_from_the_environment(tmp_path):
     settings = loaded(
         tmp_path,
-        ARENA_HARNESS_PLAN='{"timing_budget_s": 5, "trials": 3}',
-        ARENA_HARNESS_LIMITS='{"device_lock_path": "/run/arena/gpu0.lock"}',
+        COURT_HARNESS_PLAN='{"timing_budget_s": 5, "trials": 3}',
+        COURT_HARNESS_LIMITS='{"device_lock_path": "/run/court/gpu0.lock"}',
     )
     assert settings["harness_plan"] == {"timing_budget_s": 5, "trials": 3}
-    assert settings["harness_limits"] == {"device_lock_path": "/run/arena/gpu0.lock", "require_sandbox": False}
+    assert settings["harness_limits"] == {"device_lock_path": "/run/court/gpu0.lock", "require_sandbox": False}
     assert loaded(tmp_path)["harness_plan"] == {}
 
 
 def test_production_never_runs_user_code_without_the_sandbox(tmp_path):
-    worker = dict(PRODUCTION, ARENA_ROLE="worker")
+    worker = dict(PRODUCTION, COURT_ROLE="worker")
     assert loaded(tmp_path, **worker)["harness_limits"]["require_sandbox"] is True
-    refused = load_settings(tmp_path, **worker, ARENA_REQUIRE_SANDBOX="false")
+    refused = load_settings(tmp_path, **worker, COURT_REQUIRE_SANDBOX="false")
     assert refused.returncode != 0 and "never runs user code without the OS sandbox" in refused.stderr
-    overridden = load_settings(tmp_path, **worker, ARENA_HARNESS_LIMITS='{"require_sandbox": false}')
+    overridden = load_settings(tmp_path, **worker, COURT_HARNESS_LIMITS='{"require_sandbox": false}')
     assert overridden.returncode != 0 and "require_sandbox" in overridden.stderr
 
 
 def test_a_misspelt_harness_field_stops_the_process_with_what_to_fix(tmp_path):
-    result = load_settings(tmp_path, ARENA_HARNESS_PLAN='{"timing_budget": 5}')
+    result = load_settings(tmp_path, COURT_HARNESS_PLAN='{"timing_budget": 5}')
     assert result.returncode != 0
-    assert "ARENA_HARNESS_PLAN must be a JSON object of Plan fields" in result.stderr
+    assert "COURT_HARNESS_PLAN must be a JSON object of Plan fields" in result.stderr
     assert "timing_budget" in result.stderr and "timing_budget_s" in result.stderr
-    result = load_settings(tmp_path, ARENA_HARNESS_LIMITS="{not json")
-    assert result.returncode != 0 and "ARENA_HARNESS_LIMITS must be a JSON object" in result.stderr
+    result = load_settings(tmp_path, COURT_HARNESS_LIMITS="{not json")
+    assert result.returncode != 0 and "COURT_HARNESS_LIMITS must be a JSON object" in result.stderr

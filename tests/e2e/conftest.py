@@ -43,21 +43,21 @@ def _database_url() -> str:
 @pytest.fixture(scope="session")
 def static_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("static")
-    env = dict(os.environ, ARENA_STATIC_ROOT=str(root), ARENA_VAR_DIR=str(tmp_path_factory.mktemp("collect-var")))
+    env = dict(os.environ, COURT_STATIC_ROOT=str(root), COURT_VAR_DIR=str(tmp_path_factory.mktemp("collect-var")))
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=REPO, env=env, check=True)
     return root
 
 
 @pytest.fixture
-def arena_server(transactional_db, static_root, tmp_path):
+def court_server(transactional_db, static_root, tmp_path):
     """The platform in embedded mode on the test database; yields its base URL."""
     port = _free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
     env.update(
         DATABASE_URL=_database_url(),
-        ARENA_STATIC_ROOT=str(static_root),
-        ARENA_VAR_DIR=str(tmp_path / "var"),
-        ARENA_WORKER_ARCH="cpu",
+        COURT_STATIC_ROOT=str(static_root),
+        COURT_VAR_DIR=str(tmp_path / "var"),
+        COURT_WORKER_ARCH="cpu",
         DB_CONN_MAX_AGE="0",
     )
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115  (the server writes it for the session)

@@ -22,8 +22,8 @@ def kernel():
     return candidate
 
 
-def test_leaderboard_to_kernel_to_download(kernel, page, arena_server):
-    page.goto(f"{arena_server}/leaderboard/")
+def test_leaderboard_to_kernel_to_download(kernel, page, court_server):
+    page.goto(f"{court_server}/leaderboard/")
     page.get_by_role("link", name=f"#{kernel.pk}").click()
     page.wait_for_url(f"**/kernels/{kernel.pk}/")
     assert page.get_by_text("Kernels launched").is_visible()
@@ -31,16 +31,16 @@ def test_leaderboard_to_kernel_to_download(kernel, page, arena_server):
     with page.expect_download() as download:
         page.get_by_role("link", name="Download .py").click()
     assert Path(download.value.path()).read_bytes() == kernel.code.encode()
-    page.goto(f"{arena_server}/leaderboard/h100/")
+    page.goto(f"{court_server}/leaderboard/h100/")
     screenshot(page, "leaderboard")
 
 
-def test_a_hack_report_filed_in_the_browser_is_seen_by_staff_in_admin(kernel, page, arena_server, viewport):
+def test_a_hack_report_filed_in_the_browser_is_seen_by_staff_in_admin(kernel, page, court_server, viewport):
     users = get_user_model().objects
     users.create_user(f"reporter-{viewport}", password="pw-report-123")
     users.create_superuser(f"staff-{viewport}", "staff@example.org", "pw-staff-123")
 
-    log_in(page, arena_server, f"reporter-{viewport}", "pw-report-123", f"/kernels/{kernel.pk}/report/")
+    log_in(page, court_server, f"reporter-{viewport}", "pw-report-123", f"/kernels/{kernel.pk}/report/")
     page.get_by_label("What kind of hack").select_option("caching")
     page.get_by_label("What the kernel does").fill(f"It returns its first output forever ({viewport}).")
     page.get_by_role("button", name="File the report").click()
@@ -48,7 +48,7 @@ def test_a_hack_report_filed_in_the_browser_is_seen_by_staff_in_admin(kernel, pa
     assert HackReport.objects.filter(candidate=kernel, reporter__username=f"reporter-{viewport}").exists()
 
     page.get_by_role("button", name=f"Log out reporter-{viewport}").click()
-    log_in(page, arena_server, f"staff-{viewport}", "pw-staff-123", "/admin/kernels/hackreport/")
+    log_in(page, court_server, f"staff-{viewport}", "pw-staff-123", "/admin/kernels/hackreport/")
     page.wait_for_url("**/admin/kernels/hackreport/")
     assert page.get_by_text(f"It returns its first output forever ({viewport}).").is_visible()
     screenshot(page, "admin-reports")

@@ -119,8 +119,8 @@ def stored_transcript(run: OptimizationRun) -> list[list[str]]:
     return blocks
 
 
-def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, arena_server, viewport):
-    type_module(page, arena_server)
+def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, court_server, viewport):
+    type_module(page, court_server)
     screenshot(page, "demo")
     assert_fits_the_width(page)
     run = start_run(page)
@@ -152,7 +152,7 @@ def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, a
     downloaded = Path(download.value.path()).read_bytes()
     assert download.value.suggested_filename.endswith(".py")
     assert downloaded == candidate.code.encode()
-    assert downloaded == page.request.get(f"{arena_server}/api/candidates/{candidate.pk}/").json()["code"].encode()
+    assert downloaded == page.request.get(f"{court_server}/api/candidates/{candidate.pk}/").json()["code"].encode()
 
     users = get_user_model().objects
     users.create_user(f"reporter-{viewport}", password="pw-report-123")
@@ -171,14 +171,14 @@ def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, a
     assert HackReport.objects.filter(candidate=candidate, reporter__username=f"reporter-{viewport}").exists()
 
     page.get_by_role("button", name=f"Log out reporter-{viewport}").click()
-    log_in(page, arena_server, f"staff-{viewport}", "pw-staff-123", "/admin/kernels/hackreport/")
+    log_in(page, court_server, f"staff-{viewport}", "pw-staff-123", "/admin/kernels/hackreport/")
     page.wait_for_url("**/admin/kernels/hackreport/")
     expect(page.get_by_text(f"Replays one captured output for every input ({viewport}).")).to_be_visible()
 
 
 @pytest.mark.parametrize("viewport", ["desktop"])
-def test_a_reload_mid_run_resumes_the_stream_without_repeating_or_losing_events(page, arena_server):
-    type_module(page, arena_server)
+def test_a_reload_mid_run_resumes_the_stream_without_repeating_or_losing_events(page, court_server):
+    type_module(page, court_server)
     run = start_run(page)
     expect(page.locator("details.reasoning pre")).to_contain_text("builtin optimizer", timeout=FIRST_WORDS_S)
     run.refresh_from_db()

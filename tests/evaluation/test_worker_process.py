@@ -31,7 +31,7 @@ class ModelNew(nn.Module):
 
 @pytest.fixture
 def worker_process(redis_url, tmp_path):
-    """Starts `arena_worker` processes that verify for real (the fast tier leaves these tests out)."""
+    """Starts `verification_worker` processes that verify for real (the fast tier leaves these tests out)."""
     return lambda slot: start_worker(redis_url, slot, tmp_path)
 
 
@@ -40,17 +40,17 @@ def start_worker(redis_url: str, slot: str, tmp_path) -> subprocess.Popen:
         os.environ,
         DATABASE_URL=_database_url(),
         REDIS_URL=redis_url,
-        ARENA_ROLE="worker",
-        ARENA_VAR_DIR=str(tmp_path / f"var-{slot}"),
+        COURT_ROLE="worker",
+        COURT_VAR_DIR=str(tmp_path / f"var-{slot}"),
         CUDA_VISIBLE_DEVICES="",
         # A killed worker's job is handed on after 2 s of silence; every broker call checks.
-        ARENA_BROKER_HEARTBEAT_TIMEOUT_MS="2000",
-        ARENA_BROKER_MAINTENANCE_CHANCE="1000000",
+        COURT_BROKER_HEARTBEAT_TIMEOUT_MS="2000",
+        COURT_BROKER_MAINTENANCE_CHANCE="1000000",
         DB_CONN_MAX_AGE="0",
     )
     log = open(tmp_path / f"worker-{slot}.log", "w")  # noqa: SIM115  (the worker writes it while it runs)
     return subprocess.Popen(
-        [sys.executable, "manage.py", "arena_worker", "--arch", "cpu"],
+        [sys.executable, "manage.py", "verification_worker", "--arch", "cpu"],
         cwd=REPO,
         env=env,
         stdout=log,

@@ -99,7 +99,7 @@ def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(verifier, tmp
 
 
 def test_secrets_in_the_parents_environment_never_reach_the_candidate(verifier, monkeypatch):
-    monkeypatch.setenv("DATABASE_URL", "postgres://arena:hunter2@db/arena")
+    monkeypatch.setenv("DATABASE_URL", "postgres://court:hunter2@db/court")
     monkeypatch.setenv("SECRET_KEY", "hunter2-django-secret")
 
     verdict = verifier("matmul", "probe_environment")

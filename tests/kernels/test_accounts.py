@@ -9,7 +9,7 @@ pytestmark = pytest.mark.django_db
 def test_sign_up_logs_the_new_user_in_and_returns_to_next(client):
     response = client.post(
         "/accounts/signup/?next=/leaderboard/",
-        {"username": "ada", "password1": "kernel-arena-pw-9", "password2": "kernel-arena-pw-9"},
+        {"username": "ada", "password1": "kernel-court-pw-9", "password2": "kernel-court-pw-9"},
     )
     assert response.status_code == 302 and response["Location"] == "/leaderboard/"
     assert get_user_model().objects.filter(username="ada").exists()
@@ -19,7 +19,7 @@ def test_sign_up_logs_the_new_user_in_and_returns_to_next(client):
 def test_sign_up_does_not_redirect_off_site(client):
     response = client.post(
         "/accounts/signup/?next=https://evil.example/",
-        {"username": "bob", "password1": "kernel-arena-pw-9", "password2": "kernel-arena-pw-9"},
+        {"username": "bob", "password1": "kernel-court-pw-9", "password2": "kernel-court-pw-9"},
     )
     assert response["Location"] == "/"
 

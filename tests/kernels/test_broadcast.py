@@ -18,7 +18,7 @@ async def test_messages_streamed_from_a_thread_arrive_in_order():
     channel = await layer.new_channel()
     await layer.group_add("broadcast-order", channel)
     sender = threading.Thread(
-        target=lambda: [stream_to_group("broadcast-order", {"type": "arena.event", "n": n}) for n in range(200)]
+        target=lambda: [stream_to_group("broadcast-order", {"type": "court.event", "n": n}) for n in range(200)]
     )
     sender.start()
     received = [(await asyncio.wait_for(layer.receive(channel), timeout=5))["n"] for _ in range(200)]
@@ -33,7 +33,7 @@ def test_a_send_that_fails_is_logged_not_raised(monkeypatch, caplog):
             raise ConnectionError("Redis is gone")
 
     monkeypatch.setattr(broadcast, "get_channel_layer", BrokenLayer)
-    stream_to_group("run.1", {"type": "arena.event"})
+    stream_to_group("run.1", {"type": "court.event"})
     deadline = time.monotonic() + 5
     while "could not send" not in caplog.text and time.monotonic() < deadline:
         time.sleep(0.02)  # the failure is logged by the sending loop's thread
@@ -54,7 +54,7 @@ async def test_on_redis_pubsub_a_thread_publishes_what_the_layer_would_send(redi
     await layer.group_add("run.7", channel)
     messages = [
         {
-            "type": "arena.event",
+            "type": "court.event",
             "event": {
                 "seq": n,
                 "kind": "reasoning",
@@ -78,11 +78,11 @@ def test_while_redis_is_unreachable_streamed_messages_are_dropped_at_once_and_co
 
     publisher = PubSubPublisher(pubsub_layer("redis://127.0.0.1:1/0", settings))  # nothing listens on port 1
     with caplog.at_level(logging.ERROR, logger="kernels.broadcast"):
-        publisher.publish("run.8", {"type": "arena.event", "n": 1})
+        publisher.publish("run.8", {"type": "court.event", "n": 1})
         assert "could not send to the channel layer" in caplog.text
         started = time.monotonic()
         for n in range(2, 5):  # within RETRY_AFTER_S of the failure: not tried, not waited for
-            publisher.publish("run.8", {"type": "arena.event", "n": n})
+            publisher.publish("run.8", {"type": "court.event", "n": n})
         assert time.monotonic() - started < 0.05
         # Redis is back once RETRY_AFTER_S has passed: the next message goes out, and the log says what was lost.
         publisher._clients = dict.fromkeys(publisher._clients, redis.Redis.from_url(redis_url))
@@ -90,10 +90,10 @@ def test_while_redis_is_unreachable_streamed_messages_are_dropped_at_once_and_co
         subscriber = redis.Redis.from_url(redis_url).pubsub()
         subscriber.subscribe(publisher._names._get_group_channel_name("run.8"))
         subscriber.get_message(timeout=1)  # the subscription's confirmation
-        publisher.publish("run.8", {"type": "arena.event", "n": 5})
+        publisher.publish("run.8", {"type": "court.event", "n": 5})
     message = subscriber.get_message(timeout=2)
     subscriber.close()
-    assert message is not None and publisher._serialize({"type": "arena.event", "n": 5}) == message["data"]
+    assert message is not None and publisher._serialize({"type": "court.event", "n": 5}) == message["data"]
     assert "3 messages were not sent live while the channel layer was unreachable" in caplog.text
 
 

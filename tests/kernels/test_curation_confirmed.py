@@ -75,7 +75,7 @@ def test_a_confirmed_hack_leaves_the_export(client, staff_api, board):
     confirm(staff_api, board["hacked"])
     response = client.get("/api/leaderboard/h100/export.jsonl")
     lines = [json.loads(line) for line in response.content.decode().splitlines()]
-    assert [line["arena"]["kernel_id"] for line in lines] == [board["honest"].pk, board["other"].pk]
+    assert [line["measured"]["kernel_id"] for line in lines] == [board["honest"].pk, board["other"].pk]
     assert board["hacked"].code not in response.content.decode()
     assert lines[0]["score_default"] == 1.5
 

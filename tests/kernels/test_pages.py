@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 def test_home_page_answers(client):
     response = client.get("/")
     assert response.status_code == 200
-    assert b"Kernel Arena" in response.content
+    assert b"Kernel Court" in response.content
 
 
 def test_admin_login_answers(client):

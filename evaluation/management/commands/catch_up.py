@@ -16,7 +16,7 @@ class Command(BaseCommand):
     def handle(self, *args, arch, even_if_offline, **options):
         if not even_if_offline and arch not in GpuWorker.objects.live_architectures():
             raise CommandError(
-                f"No live worker for {arch!r}: start one first (manage.py arena_worker), or pass --even-if-offline "
+                f"No live worker for {arch!r}: start one first (manage.py verification_worker), or pass --even-if-offline "
                 f"to queue the jobs for when it comes."
             )
         evaluations = catch_up(arch)

@@ -51,7 +51,7 @@ def render_candidate(*, key: str, title: str, problem_source: str, body: str, im
     header = [
         f"{MARKER}{key}",
         f"# {title}",
-        "# Written by Kernel Arena's builtin optimizer, a rule-based program (not a language model).",
+        "# Written by Kernel Court's builtin optimizer, a rule-based program (not a language model).",
         *future,
         "",
         "import torch",

@@ -7,7 +7,7 @@ from inference.analysis.roofline import H100
 from inference.backends.builtin.transformations import Assessment, Plan
 
 INTRODUCTION = (
-    "I am Kernel Arena's builtin optimizer: a rule-based program, not a language model. I load the "
+    "I am Kernel Court's builtin optimizer: a rule-based program, not a language model. I load the "
     "module on PyTorch's meta device in a separate process (shapes only: no data is allocated and no "
     "kernel runs), count its operations, FLOPs and bytes, estimate where an H100 would spend its time "
     "with a roofline model, and pick one transformation from a fixed catalogue. I do not write new "

@@ -14,7 +14,7 @@ torch::Tensor relu_forward(torch::Tensor x) {
 }
 """
 
-relu_extension = load_inline(name="arena_test_relu", cpp_sources=SOURCE, functions=["relu_forward"], verbose=False)
+relu_extension = load_inline(name="court_test_relu", cpp_sources=SOURCE, functions=["relu_forward"], verbose=False)
 
 
 class ModelNew(nn.Module):

@@ -1,8 +1,8 @@
-"""manage.py arena_worker: one evaluation worker process for this machine's device.
+"""manage.py verification_worker: one evaluation worker process for this machine's device.
 
 It detects the device (pin one GPU per process with CUDA_VISIBLE_DEVICES), registers itself,
 keeps a heartbeat, and consumes exactly its architecture's queues: gpu.<arch> and its bulk
-queue. It needs only DATABASE_URL and REDIS_URL (ARENA_ROLE=worker), never the web's secrets.
+queue. It needs only DATABASE_URL and REDIS_URL (COURT_ROLE=worker), never the web's secrets.
 """
 
 import signal
