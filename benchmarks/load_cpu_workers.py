@@ -74,9 +74,9 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import transaction
 
-    from evaluation.models import GpuWorker
     from kernels.models import Candidate, Evaluation, Problem
     from kernels.source import normalized_source_hash, source_hash
+    from verification.models import GpuWorker
 
     call_command("migrate", verbosity=0)
     Candidate.objects.all().delete()

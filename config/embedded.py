@@ -14,10 +14,10 @@ import dramatiq
 from django.conf import settings
 from django.utils.module_loading import autodiscover_modules
 
-from evaluation.devices import detect_device
-from evaluation.queues import queues_of
-from evaluation.registry import start_registration
 from inference.queues import INFERENCE_QUEUE
+from verification.devices import detect_device
+from verification.heartbeats import start_registration
+from verification.queues import queues_of
 
 logger = logging.getLogger(__name__)
 

@@ -77,7 +77,7 @@ INSTALLED_APPS = [
     "channels",
     "django_dramatiq",
     "kernels",
-    "evaluation",
+    "verification",
     "inference",
 ]
 

@@ -4,12 +4,12 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseNotAllowed
 from django.shortcuts import get_object_or_404, redirect, render
 
-from evaluation.confinement import unconfined_verdicts, unconfined_warning
 from inference import services
 from inference.forms import RunForm
 from kernels import selectors
 from kernels.models import OptimizationRun, Problem
 from kernels.services import submit_problem
+from verification.confinement import unconfined_verdicts, unconfined_warning
 
 
 def _session_key(request) -> str:

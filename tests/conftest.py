@@ -53,22 +53,22 @@ def cpu_worker(transactional_db, broker):
     """This process as the `cpu` worker, consuming its queues in a thread, as embedded mode does."""
     import dramatiq
 
-    import evaluation.actors  # noqa: F401  (registers the actors on the broker)
-    from evaluation import registry
-    from evaluation.devices import Device
-    from evaluation.queues import queues_of
+    import verification.actors  # noqa: F401  (registers the actors on the broker)
+    from verification import heartbeats
+    from verification.devices import Device
+    from verification.queues import queues_of
 
     device = Device(arch="cpu", name="test cpu", torch_device="cpu")
     queues = queues_of("cpu")
     for queue in queues:
         broker.declare_queue(queue)
-    registration = registry.start_registration(device, queues=queues, slot="pytest")
+    registration = heartbeats.start_registration(device, queues=queues, slot="pytest")
     worker = dramatiq.Worker(broker, queues=set(queues), worker_threads=1, worker_timeout=100)
     worker.start()
     yield registration
     worker.stop()
     registration.stop()
-    registry._current = None
+    heartbeats._current = None
 
 
 @pytest.fixture

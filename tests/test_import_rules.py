@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("evaluation", "kernels", "inference", "config")
+PACKAGES = ("evaluation", "kernels", "inference", "verification", "config")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:

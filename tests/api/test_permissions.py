@@ -11,8 +11,8 @@ from drf_spectacular.generators import SchemaGenerator
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
-from tests.evaluation.conftest import register
 from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
+from tests.verification.conftest import register
 
 pytestmark = pytest.mark.django_db
 

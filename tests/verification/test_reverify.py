@@ -8,13 +8,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from evaluation import reverify
 from evaluation.harness import HARNESS_VERSION
 from kernels.leaderboard import best_per_problem
 from kernels.models import AuditEntry, Evaluation
-from tests.evaluation.conftest import register
-from tests.evaluation.test_fanout import pending
 from tests.kernels.factories import make_candidate
+from tests.verification.conftest import register
+from tests.verification.test_fanout import pending
+from verification import reverify
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,7 +53,7 @@ def kernels():
 def shared_broker(monkeypatch):
     """The command refuses an in-process broker; in these tests the worker would share this process."""
     monkeypatch.setattr(reverify, "broker_is_in_process", lambda: False)
-    monkeypatch.setattr("evaluation.management.commands.reverify.broker_is_in_process", lambda: False)
+    monkeypatch.setattr("verification.management.commands.reverify.broker_is_in_process", lambda: False)
 
 
 def test_the_command_enqueues_each_listed_kernel_where_it_lacks_a_current_verdict(kernels, broker, shared_broker, capsys):
@@ -97,7 +97,7 @@ def test_a_dry_run_lists_and_enqueues_nothing(kernels, broker, capsys):
 
 
 def test_the_command_refuses_a_broker_no_worker_can_read(kernels, monkeypatch):
-    monkeypatch.setattr("evaluation.management.commands.reverify.broker_is_in_process", lambda: True)
+    monkeypatch.setattr("verification.management.commands.reverify.broker_is_in_process", lambda: True)
     with pytest.raises(CommandError, match="in-process"):
         call_command("reverify")
     assert Evaluation.objects.filter(harness_version=HARNESS_VERSION).count() == 1

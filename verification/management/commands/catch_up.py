@@ -2,8 +2,8 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evaluation.fanout import catch_up
-from evaluation.models import GpuWorker
+from verification.fanout import catch_up
+from verification.models import GpuWorker
 
 
 class Command(BaseCommand):

@@ -2,8 +2,8 @@
 
 from django.contrib import admin, messages
 
-from evaluation.fanout import catch_up
-from evaluation.models import GpuWorker
+from verification.fanout import catch_up
+from verification.models import GpuWorker
 
 
 @admin.register(GpuWorker)

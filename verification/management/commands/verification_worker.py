@@ -13,10 +13,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.module_loading import autodiscover_modules
 
-from evaluation.devices import detect_device
 from evaluation.harness.sandbox import confinement
-from evaluation.queues import queues_of
-from evaluation.registry import start_registration
+from verification.devices import detect_device
+from verification.heartbeats import start_registration
+from verification.queues import queues_of
 
 
 class Command(BaseCommand):

@@ -16,11 +16,11 @@ from django.utils import timezone
 from dramatiq.middleware import CurrentMessage
 
 from evaluation import harness
-from evaluation.progress import publish_evaluation
-from evaluation.proofs import record_proof_verdict
-from evaluation.queues import queue_for
-from evaluation.registry import current_registration
 from kernels.models import Evaluation, ProofCheck
+from verification.heartbeats import current_registration
+from verification.progress import publish_evaluation
+from verification.proofs import record_proof_verdict
+from verification.queues import queue_for
 
 logger = logging.getLogger(__name__)
 

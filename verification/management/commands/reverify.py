@@ -3,8 +3,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.harness import HARNESS_VERSION
-from evaluation.models import GpuWorker
-from evaluation.reverify import broker_is_in_process, reverify_outdated
+from verification.models import GpuWorker
+from verification.reverify import broker_is_in_process, reverify_outdated
 
 
 class Command(BaseCommand):

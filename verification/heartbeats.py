@@ -12,8 +12,8 @@ from datetime import timedelta
 from django.db import close_old_connections
 from django.utils import timezone
 
-from evaluation.devices import Device
-from evaluation.models import GpuWorker
+from verification.devices import Device
+from verification.models import GpuWorker
 
 logger = logging.getLogger(__name__)
 
@@ -94,8 +94,8 @@ def current_registration() -> WorkerRegistration:
     if _current is None:
         from django.conf import settings
 
-        from evaluation.devices import detect_device
-        from evaluation.queues import queues_of
+        from verification.devices import detect_device
+        from verification.queues import queues_of
 
         device = detect_device(settings.WORKER_ARCH)
         return start_registration(device, queues=queues_of(device.arch))

@@ -2,7 +2,7 @@
 
 from django.utils import timezone
 
-from evaluation.models import GpuWorker
+from verification.models import GpuWorker
 
 
 def register(arch: str, *, age_seconds: float = 0) -> GpuWorker:

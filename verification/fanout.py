@@ -10,17 +10,17 @@ import dramatiq
 from django.db import transaction
 
 from evaluation.harness import HARNESS_VERSION
-from evaluation.models import GpuWorker
-from evaluation.progress import publish_evaluation
-from evaluation.queues import BULK, INTERACTIVE, queue_for
 from kernels.models import Candidate, Evaluation
+from verification.models import GpuWorker
+from verification.progress import publish_evaluation
+from verification.queues import BULK, INTERACTIVE, queue_for
 
 logger = logging.getLogger(__name__)
 
 
 def enqueue(evaluation: Evaluation, *, priority: str = INTERACTIVE) -> None:
     """Send the job once the evaluation row is committed, so a worker always finds it."""
-    from evaluation.actors import evaluate, reverify
+    from verification.actors import evaluate, reverify
 
     actor = evaluate if priority == INTERACTIVE else reverify
     queue = queue_for(evaluation.arch, priority=priority)

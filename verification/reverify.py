@@ -11,12 +11,12 @@ import dramatiq
 from django.db import transaction
 from dramatiq.brokers.stub import StubBroker
 
-from evaluation.fanout import fan_out
 from evaluation.harness import HARNESS_VERSION
-from evaluation.queues import BULK
 from kernels.curation import audit
 from kernels.models import Candidate
 from kernels.selectors import outdated_kernels
+from verification.fanout import fan_out
+from verification.queues import BULK
 
 
 def broker_is_in_process() -> bool:

@@ -2,10 +2,10 @@
 
 import pytest
 
-from evaluation.fanout import catch_up, fan_out
 from kernels.models import Evaluation
-from tests.evaluation.conftest import register
 from tests.kernels.factories import make_candidate
+from tests.verification.conftest import register
+from verification.fanout import catch_up, fan_out
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

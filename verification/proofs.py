@@ -14,15 +14,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.harness import verdict as harness_verdict
-from evaluation.queues import queue_for
 from kernels.curation import audit, curate_kernel
 from kernels.models import Curation, HackReport, ProofCheck
+from verification.queues import queue_for
 
 logger = logging.getLogger(__name__)
 
 
 def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofCheck]:
-    from evaluation.actors import check_proof
+    from verification.actors import check_proof
 
     checks = []
     for arch in archs:
