@@ -15,6 +15,7 @@ from django.conf import settings
 from django.utils.module_loading import autodiscover_modules
 
 from inference.queues import INFERENCE_QUEUE
+from inference.reconciler import reconcile_forever
 from verification.devices import detect_device
 from verification.heartbeats import start_registration
 from verification.queues import queues_of
@@ -42,6 +43,8 @@ def start_embedded_worker() -> list[dramatiq.Worker]:
             _workers.append(dramatiq.Worker(broker, queues={INFERENCE_QUEUE}, worker_threads=settings.EMBEDDED_WORKER_THREADS))
             for worker in _workers:
                 worker.start()
+            # Jobs lost while the process was down (the in-process broker keeps none) or since.
+            threading.Thread(target=reconcile_forever, name="reconciler", daemon=True).start()
             logger.info(
                 "embedded workers started: evaluation on %s (%s), inference with %d threads",
                 device.name,

@@ -12,6 +12,7 @@ import time
 
 import dramatiq
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils import timezone
 
 # The model client's modules load with the run loop, when the worker process starts, rather than
@@ -25,9 +26,11 @@ from inference.cancellation import cancel_requests
 from inference.extraction import extract_candidate
 from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from inference.queues import INFERENCE_QUEUE
+from inference.runs import RUN_ACTOR, Superseded, claim, current_message_id, heartbeats
 from inference.transcript import Transcript
 from kernels.models import Candidate, Evaluation, OptimizationRun, RunEvent
-from kernels.source import detect_language_of, source_hash
+from kernels.services import create_candidate
+from kernels.validation import SourceError
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +61,8 @@ def _generate(run, transcript, round_number, messages) -> str:
     backend = get_backend(run.backend, model=run.model_name or None)
 
     def cancelled() -> bool:
+        if heartbeats.superseded(run.pk):
+            raise Superseded
         return cancel_requests.requested(run.pk)
 
     answer = []
@@ -89,6 +94,8 @@ def _await_verdicts(run, candidate: Candidate) -> list[Evaluation]:
         evaluations = list(candidate.evaluations.all())
         if evaluations and not any(e.is_pending for e in evaluations):
             return evaluations
+        if heartbeats.superseded(run.pk):
+            raise Superseded
         if time.monotonic() > deadline or _cancel_requested(run):
             return evaluations
         time.sleep(POLL_SECONDS)
@@ -128,26 +135,26 @@ def _best_speedup(run: OptimizationRun) -> float | None:
 
 
 def _save_candidate(run, transcript, round_number, code) -> Candidate | None:
-    digest = source_hash(code)
-    existing = run.candidates.filter(source_hash=digest).first()
-    if existing is not None:
+    try:
+        candidate, created = create_candidate(
+            problem=run.problem,
+            code=code,
+            origin=Candidate.Origin.MODEL,
+            run=run,
+            round=round_number,
+            submitted_by=run.requester,
+            origin_label=run.backend,
+        )
+    except SourceError as error:
+        transcript.append(RunEvent.Kind.NO_CANDIDATE, text=f"The candidate is not evaluated: {error}", round=round_number)
+        return None
+    if not created:
         transcript.append(
             RunEvent.Kind.NO_CANDIDATE,
-            text=f"The model repeated the candidate of round {existing.round}; it is not evaluated again.",
+            text=f"The model repeated the candidate of round {candidate.round}; it is not evaluated again.",
             round=round_number,
         )
         return None
-    candidate = Candidate.objects.create(
-        problem=run.problem,
-        run=run,
-        origin=Candidate.Origin.MODEL,
-        origin_label=run.backend,
-        round=round_number,
-        code=code,
-        language=detect_language_of(code),
-        source_hash=digest,
-        submitted_by=run.requester,
-    )
     transcript.append(
         RunEvent.Kind.CANDIDATE,
         text=code,
@@ -181,11 +188,17 @@ def _round(run, transcript, round_number) -> None:
     run.save(update_fields=["rounds_completed"])
 
 
-@dramatiq.actor(queue_name=INFERENCE_QUEUE, max_retries=0, time_limit=settings.INFERENCE_RUN_TIME_LIMIT_MS)
+@dramatiq.actor(actor_name=RUN_ACTOR, queue_name=INFERENCE_QUEUE, max_retries=0, time_limit=settings.INFERENCE_RUN_TIME_LIMIT_MS)
 def run_optimization(run_id: int) -> None:
-    run = OptimizationRun.objects.select_related("problem").get(pk=run_id)
-    if run.is_finished:
+    message_id = current_message_id()
+    run = claim(run_id, message_id=message_id)
+    if run is None:
         return
+    with heartbeats.beating(run, message_id):
+        _loop(run)
+
+
+def _loop(run: OptimizationRun) -> None:
     transcript = Transcript(run)
     run.started_at = run.started_at or timezone.now()  # saved with the first status
     try:
@@ -201,7 +214,13 @@ def run_optimization(run_id: int) -> None:
         _set_status(run, transcript, OptimizationRun.Status.DONE, round=run.rounds_completed)
     except Cancelled:
         _set_status(run, transcript, OptimizationRun.Status.CANCELLED, round=run.rounds_completed)
+    except Superseded:
+        logger.warning("run %s: another loop took it over; this one stops", run.pk)
+    except DatabaseError:
+        # Nothing can be recorded while the database is away; the run stays unfinished, its
+        # heartbeat stops, and the reconciler resumes it from its last completed round.
+        logger.exception("run %s stopped: the database failed; it will be resumed", run.pk)
     except Exception as exc:
-        logger.exception("run %s failed", run_id)
+        logger.exception("run %s failed", run.pk)
         transcript.append(RunEvent.Kind.ERROR, text=str(exc), round=run.rounds_completed)
         _set_status(run, transcript, OptimizationRun.Status.FAILED, error=str(exc), round=run.rounds_completed)

@@ -28,8 +28,8 @@ def start_run(
     target_speedup: float | None = None,
     model_name: str = "",
 ) -> OptimizationRun:
-    from inference.actors import run_optimization
     from inference.backends import available_backends
+    from inference.runs import send
 
     if backend not in available_backends():
         raise RunError(f"Unknown backend {backend!r}: choose one of {', '.join(available_backends())}.")
@@ -46,7 +46,7 @@ def start_run(
         max_rounds=max_rounds,
         target_speedup=target_speedup,
     )
-    transaction.on_commit(lambda: run_optimization.send(run.pk))
+    send(run)
     return run
 
 

@@ -15,8 +15,10 @@ are (see inference.consumers).
 What a crash loses: a worker process that dies (killed, out of memory) loses the events it
 published but had not stored yet, normally the last WRITE_INTERVAL_S of each of its runs, more if
 the database was unreachable meanwhile (pending events wait in memory and are retried). Viewers saw
-them live; the stored transcript, and so a reload, ends before them, and the run is left in its
-last stored status. A process that exits normally stores what is pending first.
+them live; the stored transcript, and so a reload, ends before them. The reconciler resumes the run
+(inference.runs); the resumed loop numbers its events above every number the dead one reserved, so
+no viewer is sent two events with one number. A process that exits normally stores what is pending
+first.
 """
 
 import atexit
@@ -27,7 +29,8 @@ import time
 from collections.abc import Callable
 
 from django.db import IntegrityError, close_old_connections, connections, transaction
-from django.db.models import Max
+from django.db.models import F, Max
+from django.db.models.functions import Greatest
 
 from kernels.broadcast import call_later, stream_to_group
 from kernels.events import run_group
@@ -45,6 +48,8 @@ DELTA_WINDOW_S = 0.02
 # How long published deltas wait to be stored with others: one INSERT per batch instead of per
 # event, and the longest a page connecting mid-run waits for the deltas it missed.
 WRITE_INTERVAL_S = 0.1
+# Sequence numbers a transcript takes at a time (one UPDATE of the run per this many events).
+SEQ_BLOCK = 1000
 # After this long with nothing to store, the writer gives its database connection back.
 IDLE_S = 5
 
@@ -140,7 +145,14 @@ class Transcript:
 
     def __init__(self, run: OptimizationRun):
         self.run = run
-        self._seq = RunEvent.objects.filter(run=run).aggregate(last=Max("seq"))["last"] or 0
+        # Numbers are taken in blocks recorded on the run before any is used, so a loop that resumes
+        # the run after another died starts above every number that loop may have published
+        # (and not stored): a viewer never receives two events with one number.
+        reserved = OptimizationRun.objects.filter(pk=run.pk).values_list("seq_reserved", flat=True).first() or 0
+        stored = RunEvent.objects.filter(run=run).aggregate(last=Max("seq"))["last"] or 0
+        self._seq = self._reserved = max(reserved, stored)
+        # Events numbered up to here that are not stored now never will be: the first event says so.
+        self._resumes_after = self._seq or None
         self._lock = threading.Lock()
         self._held: tuple[str, int, list[str]] | None = None  # (kind, round, texts) not yet sent
         self._last_sent_at = -math.inf
@@ -196,7 +208,19 @@ class Transcript:
 
     def _next_event(self, kind: str, *, text: str, data: dict | None, round: int) -> RunEvent:
         self._seq += 1
-        return RunEvent(run=self.run, seq=self._seq, kind=kind, text=text, data=data or {}, round=round)
+        if self._seq > self._reserved:
+            self._reserve()
+        data = data or {}
+        if self._resumes_after is not None:
+            data, self._resumes_after = {**data, "resumes_after": self._resumes_after}, None
+        return RunEvent(run=self.run, seq=self._seq, kind=kind, text=text, data=data, round=round)
+
+    def _reserve(self) -> None:
+        with transaction.atomic():
+            runs = OptimizationRun.objects.filter(pk=self.run.pk)
+            runs.update(seq_reserved=Greatest(F("seq_reserved"), self._seq - 1) + SEQ_BLOCK)
+            self._reserved = runs.values_list("seq_reserved", flat=True).get()
+        self._seq = max(self._seq, self._reserved - SEQ_BLOCK + 1)
 
     def publish(self, message: dict) -> None:
         """Send to live viewers, in order (callers hold the lock); a broken layer loses liveness

@@ -50,14 +50,12 @@ def set_problem_in_statistics(*, problem: Problem, counted: bool, by) -> Problem
 
 
 def request_reverification(*, candidates, by=None, reason: str = "staff request") -> int:
-    """Evaluate the candidates again on every live architecture under the current harness."""
+    """Evaluate the candidates again on every live architecture under the current harness (the jobs
+    app replaces their finished evaluations of it, and sends queued ones again)."""
     candidates = list(candidates)
     with transaction.atomic():
         for candidate in candidates:
             audit(actor=by, action="kernel re-verification", target=candidate, detail=reason)
-        Evaluation.objects.filter(candidate__in=candidates, harness_version=HARNESS_VERSION).exclude(
-            status__in=Evaluation.PENDING
-        ).delete()
     reverification_requested.send(sender=Candidate, candidates=candidates)
     return len(candidates)
 

@@ -3,7 +3,8 @@
 from django.db import transaction
 
 from kernels.curation import request_proof_check
-from kernels.models import Candidate, Claim, HackReport, Problem
+from kernels.models import Candidate, Claim, HackReport, OptimizationRun, Problem
+from kernels.signals import candidate_created
 from kernels.source import detect_language_of, source_hash
 from kernels.validation import SourceError, validate_candidate, validate_problem
 
@@ -57,25 +58,55 @@ def import_kernelbench_problem(*, level: int, task: int, source: str) -> tuple[P
 
 
 @transaction.atomic
+def create_candidate(
+    *,
+    problem: Problem,
+    code: str,
+    origin: str,
+    run: OptimizationRun | None = None,
+    round: int | None = None,
+    submitted_by=None,
+    origin_label: str = "",
+) -> tuple[Candidate, bool]:
+    """The one way a candidate comes to be, from a person, a model's run or an import: validated,
+    the same code for the same problem (or run) kept once, and announced (`candidate_created`,
+    which sends it to the workers once the transaction commits).
+
+    Code a person or a model wrote that is not a module defining `ModelNew` is refused with what
+    to fix (SourceError). A published entry is kept as published even then: its evaluation's
+    verdict records why it fails, which is what a reader of the audit should see.
+    """
+    try:
+        valid = validate_candidate(code)
+        language, digest = valid.language, valid.source_hash
+    except SourceError:
+        if origin != Candidate.Origin.IMPORT:
+            raise
+        language, digest = detect_language_of(code), source_hash(code)
+    candidate, created = Candidate.objects.get_or_create(
+        problem=problem,
+        run=run,
+        source_hash=digest,
+        defaults={
+            "code": code,
+            "language": language,
+            "origin": origin,
+            "origin_label": origin_label,
+            "round": round,
+            "submitted_by": submitted_by if submitted_by is not None and submitted_by.is_authenticated else None,
+        },
+    )
+    if created:
+        candidate_created.send(sender=Candidate, candidate=candidate)
+    return candidate, created
+
+
+@transaction.atomic
 def import_candidate(
     *, problem: Problem, code: str, origin_label: str, arch: str, claims: dict[str, float | None]
 ) -> tuple[Candidate, bool]:
-    """Add an imported candidate, unverified, with its publisher's claims kept beside it.
-
-    The code is stored even when it does not define `ModelNew` on its own: the harness then
-    says so in its verdict, which is the record a reader should see.
-    """
-    candidate, created = Candidate.objects.get_or_create(
-        problem=problem,
-        run=None,
-        source_hash=source_hash(code),
-        defaults={
-            "code": code,
-            "language": detect_language_of(code),
-            "origin": Candidate.Origin.IMPORT,
-            "origin_label": origin_label,
-        },
-    )
+    """Add an imported candidate, unverified, with its publisher's claims kept beside it."""
+    candidate, created = create_candidate(problem=problem, code=code, origin=Candidate.Origin.IMPORT, origin_label=origin_label)
     Claim.objects.update_or_create(candidate=candidate, source=origin_label, arch=arch, defaults=claims)
     return candidate, created
 
@@ -96,18 +127,6 @@ def file_hack_report(*, candidate: Candidate, reporter, category: str, text: str
     return report
 
 
-@transaction.atomic
 def submit_candidate(*, problem: Problem, code: str, submitted_by=None) -> tuple[Candidate, bool]:
     """Accept a person's candidate for a problem; the same code submitted twice is one candidate."""
-    valid = validate_candidate(code)
-    return Candidate.objects.get_or_create(
-        problem=problem,
-        run=None,
-        source_hash=valid.source_hash,
-        defaults={
-            "code": code,
-            "language": valid.language,
-            "origin": Candidate.Origin.PERSON,
-            "submitted_by": submitted_by,
-        },
-    )
+    return create_candidate(problem=problem, code=code, origin=Candidate.Origin.PERSON, submitted_by=submitted_by)

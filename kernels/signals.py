@@ -1,5 +1,7 @@
 """Signals the kernels app sends for work other apps do (it may not import them).
 
+candidate_created(sender=Candidate, candidate): a new candidate, sent inside the transaction that
+  created it (kernels.services.create_candidate); its receivers send their jobs once it commits.
 reverification_requested(sender=Candidate, candidates, priority): evaluate these again on every
   live architecture, under the current harness.
 proof_check_requested(sender=HackReport, report, archs): run the report's proof inputs against its
@@ -8,5 +10,6 @@ proof_check_requested(sender=HackReport, report, archs): run the report's proof 
 
 from django.dispatch import Signal
 
+candidate_created = Signal()
 reverification_requested = Signal()
 proof_check_requested = Signal()

@@ -1,5 +1,4 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_save
 
 
 class VerificationConfig(AppConfig):
@@ -12,12 +11,11 @@ class VerificationConfig(AppConfig):
     verbose_name = "Verification workers"
 
     def ready(self):
-        from kernels.models import Candidate
-        from kernels.signals import proof_check_requested, reverification_requested
-        from verification.fanout import candidate_saved, reverification_requested_for
-        from verification.proofs import proof_requested
+        from kernels import signals
+        from verification import receivers
 
-        # The kernels app may not import this one, so its requests for work arrive by signal.
-        post_save.connect(candidate_saved, sender=Candidate, dispatch_uid="verification.fanout")
-        reverification_requested.connect(reverification_requested_for, dispatch_uid="verification.reverify")
-        proof_check_requested.connect(proof_requested, dispatch_uid="verification.proofs")
+        signals.candidate_created.connect(receivers.candidate_created, dispatch_uid="verification.candidate_created")
+        signals.reverification_requested.connect(
+            receivers.reverification_requested, dispatch_uid="verification.reverification_requested"
+        )
+        signals.proof_check_requested.connect(receivers.proof_check_requested, dispatch_uid="verification.proof_check")

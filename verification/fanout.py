@@ -6,74 +6,43 @@ an architecture is offline is evaluated there when staff ask it to catch up.
 
 import logging
 
-import dramatiq
 from django.db import transaction
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import Candidate, Evaluation
+from verification import evaluations
 from verification.models import GpuWorker
-from verification.progress import publish_evaluation
-from verification.queues import BULK, INTERACTIVE, queue_for
+from verification.queues import BULK, INTERACTIVE
 
 logger = logging.getLogger(__name__)
 
 
-def enqueue(evaluation: Evaluation, *, priority: str = INTERACTIVE) -> None:
-    """Send the job once the evaluation row is committed, so a worker always finds it."""
-    from verification.actors import evaluate, reverify
-
-    actor = evaluate if priority == INTERACTIVE else reverify
-    queue = queue_for(evaluation.arch, priority=priority)
-
-    def send():
-        broker = dramatiq.get_broker()
-        broker.declare_queue(queue)
-        broker.enqueue(actor.message(evaluation.pk).copy(queue_name=queue))
-        publish_evaluation(evaluation)
-
-    transaction.on_commit(send)
-
-
 def fan_out(candidate: Candidate, *, archs: list[str] | None = None, priority: str = INTERACTIVE) -> list[Evaluation]:
-    """Create and enqueue the candidate's evaluation on each architecture (live ones by default).
+    """Create and send the candidate's evaluation on each architecture (live ones by default).
 
-    An evaluation that already exists for this harness version is not enqueued again.
+    An evaluation that already exists for this harness version is not sent again.
     """
     if archs is None:
         archs = GpuWorker.objects.live_architectures()
-    created = []
-    for arch in archs:
-        evaluation, is_new = Evaluation.objects.get_or_create(candidate=candidate, arch=arch, harness_version=HARNESS_VERSION)
-        if is_new:
-            enqueue(evaluation, priority=priority)
-            created.append(evaluation)
     if not archs:
         logger.info("candidate %s saved with no live worker: nothing enqueued", candidate.pk)
-    return created
+    return evaluations.open_evaluations(candidate, archs, priority=priority)
 
 
 def catch_up(arch: str, *, candidates=None) -> list[Evaluation]:
-    """Evaluate on `arch` every public candidate (or those given) that has no evaluation there yet."""
+    """Evaluate on `arch` every public candidate (or those given) that has no evaluation there
+    yet, and send again those whose evaluation there is queued with a message the broker lost."""
     if candidates is None:
         candidates = Candidate.objects.exclude(curation__in=["hidden", "delisted"])
-    evaluated = Evaluation.objects.filter(arch=arch, harness_version=HARNESS_VERSION).values("candidate")
-    missing = candidates.exclude(pk__in=evaluated)
-    evaluations = []
+    evaluated = Evaluation.objects.filter(arch=arch, harness_version=HARNESS_VERSION)
+    missing = candidates.exclude(pk__in=evaluated.values("candidate"))
+    sent = []
     for candidate in missing.iterator():
         with transaction.atomic():
-            evaluations += fan_out(candidate, archs=[arch], priority=BULK)
-    return evaluations
-
-
-def candidate_saved(sender, instance: Candidate, created: bool, raw: bool = False, **kwargs) -> None:
-    """post_save receiver: a new candidate is evaluated on every live architecture."""
-    if created and not raw:
-        priority = BULK if instance.origin == Candidate.Origin.IMPORT else INTERACTIVE
-        fan_out(instance, priority=priority)
-
-
-def reverification_requested_for(sender, candidates, **kwargs) -> None:
-    """Receiver of kernels.signals.reverification_requested: evaluate again, on the bulk queues."""
-    for candidate in candidates:
-        with transaction.atomic():
-            fan_out(candidate, priority=BULK)
+            sent += fan_out(candidate, archs=[arch], priority=BULK)
+    for evaluation in evaluated.filter(candidate__in=candidates, status=Evaluation.Status.QUEUED).iterator():
+        if evaluations.is_lost(evaluation):
+            with transaction.atomic():
+                evaluations.send(evaluation, priority=BULK)
+                sent.append(evaluation)
+    return sent

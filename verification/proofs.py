@@ -16,14 +16,36 @@ from django.utils import timezone
 from evaluation.harness import verdict as harness_verdict
 from kernels.curation import audit, curate_kernel
 from kernels.models import Curation, HackReport, ProofCheck
+from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
 from verification.queues import queue_for
 
 logger = logging.getLogger(__name__)
 
 
-def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofCheck]:
-    from verification.actors import check_proof
+@dramatiq.actor(queue_name=queue_for("cpu"), **JOB_OPTIONS)
+def check_proof(proof_check_id: int) -> None:
+    """Run a hack report's proof inputs against its kernel on this worker's architecture."""
+    check = ProofCheck.objects.select_related("report__candidate__problem").get(pk=proof_check_id)
+    if check.status != ProofCheck.Status.QUEUED:
+        return
+    try:
+        verdict = run_harness(check.report.candidate, proof_inputs_source=check.report.proof_code)
+    except Exception as exc:
+        logger.exception("proof check %s of report %s on %s failed", check.pk, check.report_id, check.arch)
+        retries = retries_so_far()
+        if retries >= MAX_RETRIES:  # the last try: say so, rather than leave the check queued for ever
+            record_proof_verdict(
+                check,
+                {
+                    "status": "failed",
+                    "reason": f"The check failed {retries + 1} times on our side ({type(exc).__name__}: {exc}).",
+                },
+            )
+        raise
+    record_proof_verdict(check, verdict)
 
+
+def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofCheck]:
     checks = []
     for arch in archs:
         check, created = ProofCheck.objects.get_or_create(report=report, arch=arch)
@@ -38,11 +60,6 @@ def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofChec
             transaction.on_commit(send)
             checks.append(check)
     return checks
-
-
-def proof_requested(sender, report: HackReport, archs: list[str], **kwargs) -> None:
-    """Signal receiver for kernels.signals.proof_check_requested."""
-    enqueue_proof_checks(report, archs)
 
 
 # What a proof check found, by the harness's status. A kernel wrong or caught cheating on the run

@@ -53,6 +53,11 @@ class Evaluation(models.Model):
     log_excerpt = models.TextField(blank=True)
 
     attempts = models.PositiveSmallIntegerField(default=0)
+    # The one job message that may run it, and where it was sent: a message that is not this one
+    # (a duplicate, or one replaced after the broker lost it) does nothing (verification.evaluations).
+    message_id = models.CharField(max_length=64, blank=True)
+    queue = models.CharField(max_length=64, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -132,8 +137,9 @@ class Evaluation(models.Model):
                 )
         return rows
 
-    def record_verdict(self, verdict: harness_verdict.Verdict, *, worker: str = "") -> None:
-        """Store a harness verdict and copy out the figures the pages sort and filter on."""
+    def apply_verdict(self, verdict: harness_verdict.Verdict, *, worker: str = "") -> None:
+        """Take a harness verdict and copy out the figures the pages sort and filter on; the caller
+        saves (verification.evaluations.record_verdict, which also tells the pages)."""
         if verdict.get("status") not in harness_verdict.STATUSES:
             raise ValueError(f"A verdict's status must be one of {harness_verdict.STATUSES}, not {verdict.get('status')!r}.")
         correctness = verdict.get("correctness") or {}
@@ -158,4 +164,3 @@ class Evaluation(models.Model):
         if worker:
             self.worker = worker
         self.finished_at = timezone.now()
-        self.save()

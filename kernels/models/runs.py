@@ -28,6 +28,15 @@ class OptimizationRun(models.Model):
     prompt_template = models.CharField(max_length=100, blank=True, help_text="Template name and version used")
     error = models.TextField(blank=True)
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
+    # The run loop's job: the one message that may run it (inference.runs), how many times a loop
+    # started on it, and the loop's last sign of life, by which the reconciler tells a dead loop.
+    message_id = models.CharField(max_length=64, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Transcript sequence numbers up to this one are taken (inference.transcript): a loop that
+    # resumes the run numbers its events after it, never again one a viewer may have received.
+    seq_reserved = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -10,6 +10,7 @@ from kernels.models import Evaluation, HackReport
 from tests.e2e.conftest import log_in, screenshot
 from tests.kernels.factories import make_candidate
 from tests.kernels.test_kernel_page import VERDICT
+from verification.evaluations import record_verdict
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -18,7 +19,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def kernel():
     candidate = make_candidate(scale=3, origin_label="cuda-l1", origin="import")
     evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
-    evaluation.record_verdict(VERDICT, worker="gpu-host:h100:0")
+    record_verdict(evaluation, VERDICT, worker="gpu-host:h100:0")
     return candidate
 
 

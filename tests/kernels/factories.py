@@ -1,7 +1,8 @@
 """Small builders for test data, with valid defaults."""
 
 from kernels.models import Candidate, Problem
-from kernels.source import normalized_source_hash, source_hash
+from kernels.services import create_candidate
+from kernels.source import normalized_source_hash
 
 PROBLEM_SOURCE = '''import torch
 import torch.nn as nn
@@ -33,10 +34,13 @@ def make_problem(scale=2, **fields) -> Problem:
     return Problem.objects.create(source=source, normalized_hash=normalized_source_hash(source), **fields)
 
 
-def make_candidate(problem=None, scale=2, code=None, **fields) -> Candidate:
+def make_candidate(problem=None, scale=2, code=None, curation=None, curation_reason="", **fields) -> Candidate:
+    """A candidate made the one way candidates are made (create_candidate: validated, announced to
+    the workers), then curated as asked."""
     code = code or CANDIDATE_SOURCE.format(scale=scale)
     fields.setdefault("origin", Candidate.Origin.PERSON)
-    fields.setdefault("language", Candidate.Language.PYTORCH)
-    return Candidate.objects.create(
-        problem=problem or make_problem(scale=scale), code=code, source_hash=source_hash(code), **fields
-    )
+    candidate, _ = create_candidate(problem=problem or make_problem(scale=scale), code=code, **fields)
+    if curation is not None:
+        candidate.curation, candidate.curation_reason = curation, curation_reason
+        candidate.save(update_fields=["curation", "curation_reason"])
+    return candidate

@@ -181,12 +181,12 @@ def test_a_report_without_proof_is_left_to_staff(reporter):
 def test_a_check_that_keeps_failing_on_our_side_ends_failed_not_queued(kernel, worker, curator, monkeypatch):
     """The harness itself breaking (a sandbox that cannot start) on the last try is recorded and
     told to staff; the check does not stay queued for ever and the kernel stays listed."""
-    from verification import actors
+    from verification import actors, jobs
 
     def sandbox_cannot_start(*args, **kwargs):
         raise OSError("cannot fork the sandbox")
 
-    monkeypatch.setattr(actors.harness, "verify", sandbox_cannot_start)
+    monkeypatch.setattr(jobs.harness, "verify", sandbox_cannot_start)
     report = HackReport.objects.create(candidate=kernel, category="caching", text="caches", proof_code=RANDOM_BATCH)
     check = ProofCheck.objects.create(report=report, arch="cpu")
     with pytest.raises(OSError):

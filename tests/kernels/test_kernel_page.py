@@ -10,6 +10,7 @@ from django.utils import timezone
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import Evaluation, HackReport
 from tests.kernels.factories import make_candidate
+from verification.evaluations import record_verdict
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +41,7 @@ VERDICT = {
 def kernel():
     candidate = make_candidate()
     evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
-    evaluation.record_verdict(VERDICT, worker="gpu-host:h100:0")
+    record_verdict(evaluation, VERDICT, worker="gpu-host:h100:0")
     return candidate
 
 

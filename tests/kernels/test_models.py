@@ -7,6 +7,7 @@ from django.db import IntegrityError, transaction
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import Candidate, Curation, Evaluation, HackReport, OptimizationRun, Problem
 from tests.kernels.factories import make_candidate, make_problem
+from verification.evaluations import record_verdict
 
 pytestmark = pytest.mark.django_db
 
@@ -58,16 +59,24 @@ def test_verified_evaluation_must_be_finished():
     )
 
 
+def copy_of(candidate: Candidate, **fields) -> Candidate:
+    """The same code saved again past create_candidate, which would return the existing one."""
+    values = {"problem": candidate.problem, "code": candidate.code, "source_hash": candidate.source_hash}
+    return Candidate.objects.create(**{"language": candidate.language, "origin": candidate.origin, **values, **fields})
+
+
 def test_same_code_for_a_problem_outside_runs_is_one_candidate():
     candidate = make_candidate()
-    violates(lambda: make_candidate(problem=candidate.problem))
+    assert make_candidate(problem=candidate.problem) == candidate
+    violates(lambda: copy_of(candidate))
 
 
 def test_runs_may_repeat_code_that_exists_outside_them_but_not_within():
     candidate = make_candidate()
     run = OptimizationRun.objects.create(problem=candidate.problem)
-    make_candidate(problem=candidate.problem, run=run, origin=Candidate.Origin.MODEL, round=1)
-    violates(lambda: make_candidate(problem=candidate.problem, run=run, origin=Candidate.Origin.MODEL, round=2))
+    in_run = make_candidate(problem=candidate.problem, run=run, origin=Candidate.Origin.MODEL, round=1)
+    assert in_run != candidate
+    violates(lambda: copy_of(in_run, run=run, round=2))
 
 
 def test_model_candidate_needs_a_run_and_round():
@@ -105,7 +114,8 @@ def test_delisting_needs_a_public_reason():
 
 def test_recording_a_verdict_copies_the_indexed_figures():
     evaluation = Evaluation.objects.create(candidate=make_candidate(), arch="cpu", harness_version=HARNESS_VERSION)
-    evaluation.record_verdict(
+    record_verdict(
+        evaluation,
         {
             "status": "verified",
             "reason": "All checks passed.",
@@ -129,4 +139,4 @@ def test_recording_a_verdict_copies_the_indexed_figures():
 def test_a_verdict_with_an_unknown_status_is_refused():
     evaluation = Evaluation.objects.create(candidate=make_candidate(), arch="cpu", harness_version=HARNESS_VERSION)
     with pytest.raises(ValueError, match="status must be one of"):
-        evaluation.record_verdict({"status": "fast"})
+        record_verdict(evaluation, {"status": "fast"})

@@ -1,0 +1,39 @@
+"""The reconciler: a periodic pass that gives every unfinished run and pending Evaluation a job that
+will finish it, or ends it with a reason a person can read (inference.runs, verification.reconciler).
+
+Jobs are lost in ways no job can notice itself: a send after commit that failed, a broker restarted
+without its messages, a worker killed while the database was away. `manage.py reconcile --every 60`
+runs the pass in production (one process is enough; more are safe, each row is locked while it is
+handled); embedded mode runs it in a thread of the web process.
+"""
+
+import logging
+import threading
+
+from django.db import close_old_connections
+
+from inference.runs import reconcile_runs
+from verification.reconciler import reconcile_evaluations
+
+logger = logging.getLogger(__name__)
+
+EVERY_S = 60
+
+
+def reconcile(*, now=None) -> dict[str, dict[int, str]]:
+    """One pass; what it did, by kind and id."""
+    return {"runs": reconcile_runs(now=now), "evaluations": reconcile_evaluations(now=now)}
+
+
+def reconcile_forever(every_s: float = EVERY_S, *, stop: threading.Event | None = None) -> None:
+    """A pass every `every_s` until `stop` is set; a failed pass (the database away) is logged and
+    the next one tried."""
+    stop = stop or threading.Event()
+    while True:
+        try:
+            close_old_connections()
+            reconcile()
+        except Exception:
+            logger.exception("the reconciler's pass failed; trying again in %s s", every_s)
+        if stop.wait(every_s):
+            return

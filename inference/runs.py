@@ -1,0 +1,189 @@
+"""A run's job, from outside its loop: sent, claimed, kept alive by heartbeats, found dead, resumed.
+
+Like an Evaluation (verification.evaluations), a run names the one job message that may run it:
+the message is recorded on the row before the row commits and sent after; a message that is not
+the run's does nothing. A running loop beats (`heartbeat_at`) every HEARTBEAT_S from a thread of
+its process, and only while the run still names its message: once it does not (the reconciler
+sent a new one), the loop stops without writing anything more. So at most one loop works on a
+run, and a run whose loop died is found by its silence and resumed from its last completed round,
+or ended with a reason after MAX_ATTEMPTS loops.
+"""
+
+import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+
+import dramatiq
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+from dramatiq.middleware import CurrentMessage
+
+from inference.queues import INFERENCE_QUEUE
+from inference.transcript import Transcript
+from kernels.models import OptimizationRun
+from verification.queues import broker_holds
+
+logger = logging.getLogger(__name__)
+
+RUN_ACTOR = "run_optimization"
+# A loop's process records that it is alive this often; a run silent for DEAD_AFTER has no loop.
+HEARTBEAT_S = 10
+DEAD_AFTER = timedelta(seconds=60)
+# A row sent less than this long ago may not have reached the broker yet (sends go after commit).
+GRACE = timedelta(seconds=60)
+# Loops started on one run before it is failed: a run that kills its worker each time stops there.
+MAX_ATTEMPTS = 3
+
+
+class Superseded(Exception):
+    """The run names another message now: this loop must stop and write nothing more."""
+
+
+def current_message_id() -> str | None:
+    message = CurrentMessage.get_current_message()
+    return message.message_id if message else None
+
+
+def send(run: OptimizationRun) -> None:
+    """Record a new job message on the run and send it once the row is committed. A broker that
+    cannot take it is logged, not raised: the reconciler sends it again."""
+    message = dramatiq.Message(queue_name=INFERENCE_QUEUE, actor_name=RUN_ACTOR, args=(run.pk,), kwargs={}, options={})
+    run.message_id, run.enqueued_at, run.heartbeat_at = message.message_id, timezone.now(), None
+    run.save(update_fields=["message_id", "enqueued_at", "heartbeat_at"])
+
+    def enqueue():
+        try:
+            broker = dramatiq.get_broker()
+            broker.declare_queue(INFERENCE_QUEUE)
+            broker.enqueue(message)
+        except Exception:
+            logger.exception("could not send run %s; the reconciler will send it again", run.pk)
+
+    transaction.on_commit(enqueue)
+
+
+def claim(run_id: int, *, message_id: str | None) -> OptimizationRun | None:
+    """The run, for this message's loop to work on; None when there is nothing for it to do."""
+    with transaction.atomic():
+        run = OptimizationRun.objects.select_for_update().select_related("problem").get(pk=run_id)
+        if run.is_finished:
+            return None
+        if message_id is not None and run.message_id and message_id != run.message_id:
+            logger.info("run %s belongs to message %s, not %s; nothing to do", run_id, run.message_id, message_id)
+            return None
+        if run.attempts >= MAX_ATTEMPTS:
+            finish(
+                run, OptimizationRun.Status.FAILED, error=f"The run's worker stopped {run.attempts} times; it was not resumed."
+            )
+            return None
+        run.attempts += 1
+        run.heartbeat_at = timezone.now()
+        run.save(update_fields=["attempts", "heartbeat_at"])
+    return run
+
+
+def _stopped_too_often(run: OptimizationRun) -> str:
+    return f"The run's worker stopped {run.attempts} times while running it; it was not resumed. Start it again."
+
+
+def finish(run: OptimizationRun, status: str, *, error: str = "") -> None:
+    """End a run from outside its loop (the reconciler, a claim past its attempts)."""
+    run.status, run.error, run.finished_at = status, error, timezone.now()
+    Transcript(run).status(
+        round=run.rounds_completed, save_run=lambda: run.save(update_fields=["status", "error", "finished_at"])
+    )
+
+
+class Heartbeats:
+    """Beats for every run this process's loops work on, in one thread; tells a loop when its run
+    names another message."""
+
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self._beating: dict[int, str | None] = {}  # run id -> the loop's message id
+        self._superseded: set[int] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def beating(self, run: OptimizationRun, message_id: str | None) -> Iterator[None]:
+        with self._lock:
+            self._beating[run.pk] = message_id
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="run heartbeats", daemon=True)
+                self._thread.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._beating.pop(run.pk, None)
+                self._superseded.discard(run.pk)
+
+    def superseded(self, run_id: int) -> bool:
+        return run_id in self._superseded
+
+    def beat(self) -> None:
+        with self._lock:
+            beating = dict(self._beating)
+        now = timezone.now()
+        for run_id, message_id in beating.items():
+            runs = OptimizationRun.objects.filter(pk=run_id)
+            if message_id is not None:
+                runs = runs.filter(message_id=message_id)
+            if not runs.update(heartbeat_at=now):
+                logger.warning("run %s names another job now; its loop here stops", run_id)
+                with self._lock:
+                    self._superseded.add(run_id)
+
+    def _run(self) -> None:
+        stop = threading.Event()
+        while not stop.wait(self.interval_s):
+            try:
+                close_old_connections()
+                self.beat()
+            except Exception:
+                logger.exception("could not record the runs' heartbeats; trying again in %s s", self.interval_s)
+
+
+heartbeats = Heartbeats(HEARTBEAT_S)
+
+
+def reconcile_runs(*, now=None) -> dict[int, str]:
+    """Resume, or end, the unfinished runs no loop works on; returns what was done, by id."""
+    now = now or timezone.now()
+    unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).filter(created_at__lt=now - GRACE)
+    done = {}
+    for run_id in unfinished.values_list("pk", flat=True):
+        with transaction.atomic():
+            run = (
+                OptimizationRun.objects.select_for_update(skip_locked=True)
+                .exclude(status__in=OptimizationRun.FINISHED)
+                .filter(pk=run_id)
+                .first()
+            )
+            if run is None:
+                continue
+            action = _reconcile(run, now)
+            if action:
+                done[run.pk] = action
+                logger.warning("run %s: %s", run.pk, action)
+    return done
+
+
+def _reconcile(run: OptimizationRun, now) -> str | None:
+    if run.heartbeat_at is not None and run.heartbeat_at >= now - DEAD_AFTER:
+        return None
+    if run.enqueued_at is not None and run.enqueued_at >= now - GRACE:
+        return None
+    if run.message_id and broker_holds(INFERENCE_QUEUE, run.message_id):
+        return None  # waiting for a loop, or given back by the broker after its worker died
+    if run.cancel_requested_at is not None:
+        finish(run, OptimizationRun.Status.CANCELLED)
+        return "cancelled: asked to stop, and no loop was running it"
+    if run.attempts >= MAX_ATTEMPTS:
+        finish(run, OptimizationRun.Status.FAILED, error=_stopped_too_often(run))
+        return "failed: its loops stopped too many times"
+    send(run)
+    return "sent again: no loop was running it"

@@ -1,0 +1,139 @@
+"""The reconciler's evaluations: a pending row nothing will run is sent again, or failed with a reason."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from kernels.curation import request_reverification
+from kernels.models import Evaluation
+from tests.kernels.factories import make_candidate
+from tests.verification.conftest import register
+from tests.verification.test_fanout import pending
+from verification import evaluations
+from verification.reconciler import reconcile_evaluations
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def later(minutes: float = 5):
+    return timezone.now() + timedelta(minutes=minutes)
+
+
+def queued_on_h100() -> Evaluation:
+    register("h100")
+    return make_candidate().evaluations.get(arch="h100")
+
+
+def running_on(evaluation: Evaluation, worker_name: str, *, attempts: int = 1) -> Evaluation:
+    Evaluation.objects.filter(pk=evaluation.pk).update(
+        status="running", stage="timing", worker=worker_name, attempts=attempts, started_at=timezone.now()
+    )
+    return Evaluation.objects.get(pk=evaluation.pk)
+
+
+def test_a_queued_evaluation_whose_job_the_broker_lost_is_sent_again(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()  # as a Redis restart without persistence does
+
+    done = reconcile_evaluations(now=later())
+
+    assert done == {evaluation.pk: "sent again: the broker no longer held its job"}
+    again = Evaluation.objects.get(pk=evaluation.pk)
+    assert again.status == "queued" and again.message_id != evaluation.message_id
+    assert pending(broker, "gpu.h100") == 1
+
+
+def test_a_queued_evaluation_the_broker_holds_is_left_alone(broker):
+    evaluation = queued_on_h100()
+
+    assert reconcile_evaluations(now=later()) == {}
+    assert Evaluation.objects.get(pk=evaluation.pk).message_id == evaluation.message_id
+    assert pending(broker, "gpu.h100") == 1
+
+
+def test_a_row_within_its_grace_period_is_left_alone(broker):
+    queued_on_h100()
+    broker.flush_all()
+
+    assert reconcile_evaluations() == {}
+
+
+def test_a_running_evaluation_on_a_live_worker_is_left_alone(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()
+    running_on(evaluation, "test-host:h100:0")
+
+    assert reconcile_evaluations(now=later(0.5) + timedelta(seconds=40)) == {}
+
+
+def test_a_running_evaluation_whose_worker_stopped_is_sent_again(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()
+    register("h100-dead", age_seconds=600)
+    running_on(evaluation, "test-host:h100-dead:0")
+
+    done = reconcile_evaluations(now=later())
+
+    assert done == {evaluation.pk: "sent again: its worker test-host:h100-dead:0 stopped and its job was lost"}
+    assert Evaluation.objects.get(pk=evaluation.pk).status == "queued"
+    assert pending(broker, "gpu.h100") == 1
+
+
+def test_a_worker_restarted_in_the_same_slot_does_not_vouch_for_the_old_claim(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()
+    running_on(evaluation, "test-host:h100:0")
+    from verification.models import GpuWorker
+
+    GpuWorker.objects.filter(name="test-host:h100:0").update(started_at=timezone.now() + timedelta(seconds=1))
+
+    assert list(reconcile_evaluations(now=later())) == [evaluation.pk]
+
+
+def test_an_evaluation_whose_workers_keep_stopping_fails_with_a_reason(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()
+    register("h100-dead", age_seconds=600)
+    running_on(evaluation, "test-host:h100-dead:0", attempts=evaluations.MAX_ATTEMPTS)
+
+    reconcile_evaluations(now=later())
+
+    failed = Evaluation.objects.get(pk=evaluation.pk)
+    assert failed.status == "failed" and "stopped 5 times" in failed.reason
+    assert pending(broker, "gpu.h100") == 0
+
+
+def test_the_replaced_message_does_nothing_and_the_new_one_runs(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()
+    reconcile_evaluations(now=later())
+    new_message = Evaluation.objects.get(pk=evaluation.pk).message_id
+
+    assert evaluations.claim(evaluation.pk, worker="w", arch="h100", message_id=evaluation.message_id) is None
+    claimed = evaluations.claim(evaluation.pk, worker="w", arch="h100", message_id=new_message)
+    assert claimed is not None and claimed.status == "running" and claimed.attempts == 1
+
+
+def test_staff_re_verification_sends_a_lost_queued_evaluation_again(broker):
+    evaluation = queued_on_h100()
+    broker.flush_all()
+
+    request_reverification(candidates=[evaluation.candidate])
+
+    assert Evaluation.objects.filter(candidate=evaluation.candidate).count() == 1
+    assert pending(broker, "gpu.h100.bulk") == 1
+    assert Evaluation.objects.get(pk=evaluation.pk).queue == "gpu.h100.bulk"
+
+
+def test_a_send_the_broker_refuses_leaves_the_row_queued_for_the_reconciler(broker, monkeypatch):
+    def refuse(message, *, delay=None):
+        raise ConnectionError("Redis is down")
+
+    monkeypatch.setattr(broker, "enqueue", refuse)
+    evaluation = queued_on_h100()  # the candidate is saved; its job could not be sent
+    monkeypatch.undo()
+
+    assert Evaluation.objects.get(pk=evaluation.pk).status == "queued"
+    assert list(reconcile_evaluations(now=later())) == [evaluation.pk]
+    assert pending(broker, "gpu.h100") == 1

@@ -1,0 +1,183 @@
+"""An Evaluation's life, in one place: opened and sent, claimed, advanced, sent back, failed, judged.
+
+Every change of an Evaluation's status or stage is one of these functions, and each saves the row
+and then, once the transaction commits, tells the pages watching it (a write and its event
+together, as zulip's `zerver/actions/` do). The job (verification.actors), fan-out, the staff tools
+and the reconciler (verification.reconciler) all go through them.
+
+A row names the one job message that may run it (`message_id`, with its `queue`): the message is
+made and recorded on the row before the row commits, and sent after. A message that is not the
+row's (a duplicate, or one the reconciler replaced after the broker lost track of it) does
+nothing, so re-sending is always safe, and the row is the outbox: a send that failed is found by
+the reconciler, which sends a new message.
+"""
+
+import logging
+
+import dramatiq
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.harness import HARNESS_VERSION
+from evaluation.harness import verdict as harness_verdict
+from kernels.models import Candidate, Evaluation
+from verification.jobs import MAX_RETRIES
+from verification.progress import publish_evaluation
+from verification.queues import BULK, INTERACTIVE, broker_holds, priority_of, queue_for
+
+logger = logging.getLogger(__name__)
+
+# A worker killed mid-job (OOM, SIGKILL, host loss) gets the message back from the broker, or the
+# reconciler sends it again; after this many starts the candidate itself is the likely cause.
+MAX_ATTEMPTS = MAX_RETRIES + 2
+
+
+# The verification job's actors (verification.actors), by priority; messages are made by name here
+# because the actors call this module.
+INTERACTIVE_ACTOR = "evaluate"
+BULK_ACTOR = "reverify"
+
+
+def _publish_on_commit(evaluation: Evaluation) -> None:
+    transaction.on_commit(lambda: publish_evaluation(evaluation))
+
+
+def send(evaluation: Evaluation, *, priority: str | None = None) -> None:
+    """Record a new job message on the row (queued), and send it once the row is committed.
+
+    A broker that cannot take it is logged, not raised: the row stays queued with a message the
+    broker does not hold, and the reconciler sends it again.
+    """
+    priority = priority or priority_of(evaluation.queue) or INTERACTIVE
+    queue = queue_for(evaluation.arch, priority=priority)
+    actor_name = INTERACTIVE_ACTOR if priority == INTERACTIVE else BULK_ACTOR
+    message = dramatiq.Message(queue_name=queue, actor_name=actor_name, args=(evaluation.pk,), kwargs={}, options={})
+    evaluation.status, evaluation.stage = Evaluation.Status.QUEUED, Evaluation.Stage.QUEUED
+    evaluation.message_id, evaluation.queue, evaluation.enqueued_at = message.message_id, queue, timezone.now()
+    evaluation.save(update_fields=["status", "stage", "message_id", "queue", "enqueued_at"])
+
+    def enqueue():
+        try:
+            broker = dramatiq.get_broker()
+            broker.declare_queue(queue)
+            broker.enqueue(message)
+        except Exception:
+            logger.exception("could not send evaluation %s to %s; the reconciler will send it again", evaluation.pk, queue)
+        publish_evaluation(evaluation)
+
+    transaction.on_commit(enqueue)
+
+
+def is_lost(evaluation: Evaluation) -> bool:
+    """Queued, with no message the broker holds: nothing will ever run it unless it is sent again."""
+    if evaluation.status != Evaluation.Status.QUEUED:
+        return False
+    return not (evaluation.message_id and evaluation.queue and broker_holds(evaluation.queue, evaluation.message_id))
+
+
+def open_evaluations(candidate: Candidate, archs: list[str], *, priority: str = INTERACTIVE) -> list[Evaluation]:
+    """The candidate's evaluation of the current harness on each architecture, created and sent;
+    one that exists already is left as it is (the reconciler looks after pending ones)."""
+    opened = []
+    with transaction.atomic():
+        for arch in archs:
+            evaluation, created = Evaluation.objects.get_or_create(
+                candidate=candidate, arch=arch, harness_version=HARNESS_VERSION
+            )
+            if created:
+                send(evaluation, priority=priority)
+                opened.append(evaluation)
+    return opened
+
+
+def claim(evaluation_id: int, *, worker: str, arch: str, message_id: str | None) -> Evaluation | None:
+    """Mark the evaluation running on `worker`; None when this message has nothing to do.
+
+    `message_id` is the running job's message (None outside a worker: a direct call, as tests
+    make). A pending evaluation is claimed again by its own message after its worker died.
+    """
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().select_related("candidate__problem").get(pk=evaluation_id)
+        if not evaluation.is_pending:
+            logger.info("evaluation %s already has a verdict (%s); nothing to do", evaluation_id, evaluation.status)
+            return None
+        if message_id is not None and evaluation.message_id and message_id != evaluation.message_id:
+            logger.info(
+                "evaluation %s belongs to message %s, not %s; nothing to do", evaluation_id, evaluation.message_id, message_id
+            )
+            return None
+        if evaluation.arch != arch:
+            fail(
+                evaluation, f"Sent to a {arch} worker, but it is an evaluation for {evaluation.arch}: check the worker's queues."
+            )
+            return None
+        if evaluation.attempts >= MAX_ATTEMPTS:
+            fail(
+                evaluation,
+                f"The worker stopped {evaluation.attempts} times while evaluating this candidate; "
+                "it was not run again. Staff can re-verify it.",
+            )
+            return None
+        evaluation.status, evaluation.stage = Evaluation.Status.RUNNING, Evaluation.Stage.BUILDING
+        evaluation.attempts += 1
+        evaluation.worker = worker
+        evaluation.started_at = timezone.now()
+        evaluation.save(update_fields=["status", "stage", "attempts", "worker", "started_at"])
+        _publish_on_commit(evaluation)
+    return evaluation
+
+
+def advance(evaluation: Evaluation, stage: str) -> None:
+    """The harness reached `stage`; "done" goes out with the verdict, not from here (it would tell
+    watchers the evaluation is finished while its status still says running)."""
+    if stage == Evaluation.Stage.DONE or stage not in Evaluation.Stage.values or stage == evaluation.stage:
+        return
+    evaluation.stage = stage
+    Evaluation.objects.filter(pk=evaluation.pk).update(stage=stage)
+    _publish_on_commit(evaluation)
+
+
+def back_to_queue(evaluation_id: int) -> None:
+    """The job raised and the broker will run the same message again: queued until then."""
+    Evaluation.objects.filter(pk=evaluation_id, status__in=Evaluation.PENDING).update(
+        status=Evaluation.Status.QUEUED, stage=Evaluation.Stage.QUEUED
+    )
+    _publish_on_commit(Evaluation.objects.select_related("candidate").get(pk=evaluation_id))
+
+
+def fail(evaluation: Evaluation, reason: str) -> None:
+    """Not evaluated, for a reason of ours (infrastructure), in words staff and the author can act on."""
+    evaluation.status, evaluation.stage = Evaluation.Status.FAILED, Evaluation.Stage.DONE
+    evaluation.reason = reason
+    evaluation.finished_at = timezone.now()
+    evaluation.save(update_fields=["status", "stage", "reason", "finished_at"])
+    _publish_on_commit(evaluation)
+
+
+def record_verdict(
+    evaluation: Evaluation, verdict: harness_verdict.Verdict, *, worker: str = "", harness_seconds: float | None = None
+) -> None:
+    """The harness's verdict, stored with the figures the pages sort on, then published."""
+    evaluation.apply_verdict(verdict, worker=worker)
+    if harness_seconds is not None:
+        evaluation.harness_seconds = harness_seconds
+    evaluation.save()
+    _publish_on_commit(evaluation)
+
+
+def reopen(candidates, *, archs: list[str], priority: str = BULK) -> list[Evaluation]:
+    """Evaluate the candidates again under the current harness on `archs`: finished evaluations of
+    it are replaced, queued ones whose message the broker lost are sent again, running ones are
+    left to their worker."""
+    reopened = []
+    for candidate in candidates:
+        with transaction.atomic():
+            current = Evaluation.objects.select_for_update().filter(candidate=candidate, harness_version=HARNESS_VERSION)
+            current.exclude(status__in=Evaluation.PENDING).delete()
+            pending = list(current.filter(status__in=Evaluation.PENDING))
+            lost = [evaluation for evaluation in pending if evaluation.arch in archs and is_lost(evaluation)]
+            for evaluation in lost:
+                send(evaluation, priority=priority)
+            missing = [arch for arch in archs if arch not in {evaluation.arch for evaluation in pending}]
+            reopened += lost + open_evaluations(candidate, missing, priority=priority)
+    return reopened

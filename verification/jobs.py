@@ -1,0 +1,60 @@
+"""What every verification job shares: its retry policy, and running the harness on this worker's device.
+
+A verification and a hack report's proof check are the same call of the harness on this worker's
+device, one measurement at a time; they differ in the baselines timed and the proof's inputs.
+"""
+
+import threading
+
+from django.conf import settings
+from dramatiq.middleware import CurrentMessage
+
+from evaluation import harness
+from evaluation.harness import verdict as harness_verdict
+from kernels.models import Candidate
+from verification.heartbeats import current_registration
+
+# The broker runs a job that raised again this many times, backing off between tries.
+MAX_RETRIES = 3
+JOB_OPTIONS = {
+    "max_retries": MAX_RETRIES,
+    "min_backoff": 5_000,
+    "max_backoff": 120_000,
+    "time_limit": settings.EVALUATION_TIME_LIMIT_MS,
+}
+
+# One measurement at a time per process: a worker process owns one device, and two candidates
+# timed at once on it would disturb each other's numbers.
+_device_lock = threading.Lock()
+
+
+def current_message_id() -> str | None:
+    """The running job's message id; None outside a worker (a direct call)."""
+    message = CurrentMessage.get_current_message()
+    return message.message_id if message else None
+
+
+def retries_so_far() -> int:
+    """How many times this job has been retried; outside a worker, as if it were the last try."""
+    message = CurrentMessage.get_current_message()
+    return message.options.get("retries", 0) if message else MAX_RETRIES
+
+
+def run_harness(candidate: Candidate, *, proof_inputs_source: str | None = None, on_progress=None) -> harness_verdict.Verdict:
+    """The harness's verdict on `candidate` on this worker's device: against the configured
+    baselines, or, for a proof check, on the proof's inputs with no baseline timed."""
+    device = current_registration().device.torch_device
+    if proof_inputs_source is not None:
+        arguments = {"baselines": (), "proof_inputs_source": proof_inputs_source}
+    else:
+        baselines = settings.EVALUATION_BASELINES_GPU if device == "cuda" else settings.EVALUATION_BASELINES_CPU
+        arguments = {"baselines": baselines, "on_progress": on_progress, "baseline_cache_dir": settings.BASELINE_CACHE_DIR}
+    with _device_lock:
+        return harness.verify(
+            candidate.problem.source,
+            candidate.code,
+            device=device,
+            plan=settings.EVALUATION_HARNESS_PLAN,
+            limits=settings.EVALUATION_HARNESS_LIMITS,
+            **arguments,
+        )

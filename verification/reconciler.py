@@ -1,0 +1,74 @@
+"""The reconciler's half for evaluations: every pending Evaluation has a job that will run it, or gets one.
+
+A job can be lost between the row and the worker: the send after commit failed (Redis down), the
+broker restarted without the message, the worker that held it died and nothing redelivers it. A
+pending row past its grace period is looked at here: queued with a message the broker does not
+hold, it is sent again; running on a worker whose heartbeat stopped, with no message left in the
+broker to redeliver it, it is sent again, or failed once it has been started MAX_ATTEMPTS times.
+Each action is logged with its reason, and the reason a person reads is on the row.
+"""
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from kernels.models import Evaluation
+from verification import evaluations
+from verification.models import GpuWorker
+from verification.queues import broker_holds
+
+logger = logging.getLogger(__name__)
+
+# A row sent less than this long ago may not have reached the broker yet (sends go after commit).
+GRACE = timedelta(seconds=60)
+
+
+def reconcile_evaluations(*, now=None) -> dict[int, str]:
+    """Send again, or fail, the pending evaluations nothing will run; returns what was done, by id."""
+    now = now or timezone.now()
+    # A worker's name is its slot: a process restarted in the slot is live under the same name,
+    # but its start says it is not the process that claimed what was running there before.
+    live_workers = dict(GpuWorker.objects.live(now=now).values_list("name", "started_at"))
+    stale = Evaluation.objects.filter(status__in=Evaluation.PENDING, created_at__lt=now - GRACE).exclude(
+        enqueued_at__gte=now - GRACE
+    )
+    done = {}
+    for evaluation_id in stale.values_list("pk", flat=True):
+        with transaction.atomic():
+            evaluation = (
+                Evaluation.objects.select_for_update(skip_locked=True)
+                .select_related("candidate")
+                .filter(pk=evaluation_id, status__in=Evaluation.PENDING)
+                .first()
+            )
+            if evaluation is None:
+                continue
+            action = _reconcile(evaluation, live_workers)
+            if action:
+                done[evaluation.pk] = action
+                logger.warning("evaluation %s on %s: %s", evaluation.pk, evaluation.arch, action)
+    return done
+
+
+def _reconcile(evaluation: Evaluation, live_workers: dict) -> str | None:
+    if evaluation.status == Evaluation.Status.QUEUED:
+        if not evaluations.is_lost(evaluation):
+            return None
+        evaluations.send(evaluation)
+        return "sent again: the broker no longer held its job"
+    started = live_workers.get(evaluation.worker)
+    if started is not None and evaluation.started_at is not None and started <= evaluation.started_at:
+        return None  # its worker runs it, or its time limit ends it
+    if evaluation.message_id and evaluation.queue and broker_holds(evaluation.queue, evaluation.message_id):
+        return None  # the broker gives the message back to another worker
+    if evaluation.attempts >= evaluations.MAX_ATTEMPTS:
+        evaluations.fail(
+            evaluation,
+            f"The worker stopped {evaluation.attempts} times while evaluating this candidate; "
+            "it was not run again. Staff can re-verify it.",
+        )
+        return "failed: its workers stopped too many times"
+    evaluations.send(evaluation)
+    return f"sent again: its worker {evaluation.worker or '(unknown)'} stopped and its job was lost"
