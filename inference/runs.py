@@ -23,7 +23,7 @@ from dramatiq.middleware import CurrentMessage
 from inference.queues import INFERENCE_QUEUE
 from inference.transcript import Transcript
 from kernels.models import OptimizationRun
-from verification.queues import broker_holds
+from verification.queues import HeldMessages
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +154,7 @@ def reconcile_runs(*, now=None) -> dict[int, str]:
     """Resume, or end, the unfinished runs no loop works on; returns what was done, by id."""
     now = now or timezone.now()
     unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).filter(created_at__lt=now - GRACE)
+    held = HeldMessages()
     done = {}
     for run_id in unfinished.values_list("pk", flat=True):
         with transaction.atomic():
@@ -165,19 +166,19 @@ def reconcile_runs(*, now=None) -> dict[int, str]:
             )
             if run is None:
                 continue
-            action = _reconcile(run, now)
+            action = _reconcile(run, now, held)
             if action:
                 done[run.pk] = action
                 logger.warning("run %s: %s", run.pk, action)
     return done
 
 
-def _reconcile(run: OptimizationRun, now) -> str | None:
+def _reconcile(run: OptimizationRun, now, held: HeldMessages) -> str | None:
     if run.heartbeat_at is not None and run.heartbeat_at >= now - DEAD_AFTER:
         return None
     if run.enqueued_at is not None and run.enqueued_at >= now - GRACE:
         return None
-    if run.message_id and broker_holds(INFERENCE_QUEUE, run.message_id):
+    if run.message_id and held.holds(INFERENCE_QUEUE, run.message_id):
         return None  # waiting for a loop, or given back by the broker after its worker died
     if run.cancel_requested_at is not None:
         finish(run, OptimizationRun.Status.CANCELLED)

@@ -23,7 +23,7 @@ from evaluation.harness import verdict as harness_verdict
 from kernels.models import Candidate, Evaluation
 from verification.jobs import MAX_RETRIES
 from verification.progress import publish_evaluation
-from verification.queues import BULK, INTERACTIVE, broker_holds, priority_of, queue_for
+from verification.queues import BULK, INTERACTIVE, HeldMessages, priority_of, queue_for
 
 logger = logging.getLogger(__name__)
 
@@ -57,22 +57,24 @@ def send(evaluation: Evaluation, *, priority: str | None = None) -> None:
     evaluation.save(update_fields=["status", "stage", "message_id", "queue", "enqueued_at"])
 
     def enqueue():
+        # Told before it is sent: once sent, its worker's "building" may come first otherwise.
+        publish_evaluation(evaluation)
         try:
             broker = dramatiq.get_broker()
             broker.declare_queue(queue)
             broker.enqueue(message)
         except Exception:
             logger.exception("could not send evaluation %s to %s; the reconciler will send it again", evaluation.pk, queue)
-        publish_evaluation(evaluation)
 
     transaction.on_commit(enqueue)
 
 
-def is_lost(evaluation: Evaluation) -> bool:
+def is_lost(evaluation: Evaluation, held: HeldMessages | None = None) -> bool:
     """Queued, with no message the broker holds: nothing will ever run it unless it is sent again."""
     if evaluation.status != Evaluation.Status.QUEUED:
         return False
-    return not (evaluation.message_id and evaluation.queue and broker_holds(evaluation.queue, evaluation.message_id))
+    held = held or HeldMessages()
+    return not (evaluation.message_id and evaluation.queue and held.holds(evaluation.queue, evaluation.message_id))
 
 
 def open_evaluations(candidate: Candidate, archs: list[str], *, priority: str = INTERACTIVE) -> list[Evaluation]:

@@ -12,7 +12,7 @@ from evaluation.harness import HARNESS_VERSION
 from kernels.models import Candidate, Evaluation
 from verification import evaluations
 from verification.models import GpuWorker
-from verification.queues import BULK, INTERACTIVE
+from verification.queues import BULK, INTERACTIVE, HeldMessages
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +40,9 @@ def catch_up(arch: str, *, candidates=None) -> list[Evaluation]:
     for candidate in missing.iterator():
         with transaction.atomic():
             sent += fan_out(candidate, archs=[arch], priority=BULK)
+    held = HeldMessages()
     for evaluation in evaluated.filter(candidate__in=candidates, status=Evaluation.Status.QUEUED).iterator():
-        if evaluations.is_lost(evaluation):
+        if evaluations.is_lost(evaluation, held):
             with transaction.atomic():
                 evaluations.send(evaluation, priority=BULK)
                 sent.append(evaluation)

@@ -2,6 +2,7 @@
 whether the broker still holds a message."""
 
 import dramatiq
+from dramatiq import Message
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.common import dq_name
@@ -28,26 +29,35 @@ def queues_of(arch: str) -> list[str]:
     return [queue_for(arch), queue_for(arch, priority=BULK)]
 
 
-def broker_holds(queue: str, message_id: str) -> bool:
-    """Whether the broker still has this message: waiting, delayed for a retry, or taken by a worker
-    that has not acknowledged it yet. The reconciler and the staff tools send a new message for a
-    pending row whose message the broker lost (a Redis restart, a send that failed).
+class HeldMessages:
+    """Which job messages the broker still has, per queue: waiting, delayed for a retry, or taken
+    by a worker that has not acknowledged them yet. The reconciler and the staff tools send a new
+    message for a pending row whose message the broker lost (a Redis restart, a failed send).
+
+    One instance reads each queue once (a pass of the reconciler); a new one reads afresh.
 
     The in-process broker of embedded mode cannot see the messages its worker threads took (they
-    hold them until done); there a message a worker took counts as lost, and a new one is sent,
-    which the old one's claim makes harmless (verification.evaluations).
+    hold them until done); there a taken message counts as lost, and a new one is sent, which the
+    old one's claim makes harmless (verification.evaluations).
     """
+
+    def __init__(self):
+        self._held: dict[str, set[str]] = {}
+
+    def holds(self, queue: str, message_id: str) -> bool:
+        if queue not in self._held:
+            self._held[queue] = {Message.decode(data).message_id for data in _stored_messages(queue)}
+        return message_id in self._held[queue]
+
+
+def _stored_messages(queue: str) -> list[bytes]:
     broker = dramatiq.get_broker()
+    names = (queue, dq_name(queue))
     if isinstance(broker, RedisBroker):
-        # dramatiq's Redis layout: a message's body stays in "<namespace>:<queue>.msgs" from its
-        # send until its acknowledgement (".DQ" is the delay queue of retries).
-        return any(broker.client.hexists(f"{broker.namespace}:{name}.msgs", message_id) for name in (queue, dq_name(queue)))
+        # dramatiq's Redis layout: a message's body stays in the hash "<namespace>:<queue>.msgs"
+        # (".DQ" for retries waiting out their delay) from its send until its acknowledgement,
+        # keyed by an id of the send, not of the message: hence reading the bodies.
+        return [data for name in names for data in broker.client.hvals(f"{broker.namespace}:{name}.msgs")]
     if isinstance(broker, StubBroker):
-        marker = message_id.encode()
-        return any(
-            marker in data
-            for name in (queue, dq_name(queue))
-            if name in broker.queues
-            for data in list(broker.queues[name].queue)
-        )
+        return [data for name in names if name in broker.queues for data in list(broker.queues[name].queue)]
     raise TypeError(f"cannot tell which messages a {type(broker).__name__} holds")

@@ -17,7 +17,7 @@ from django.utils import timezone
 from kernels.models import Evaluation
 from verification import evaluations
 from verification.models import GpuWorker
-from verification.queues import broker_holds
+from verification.queues import HeldMessages
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def reconcile_evaluations(*, now=None) -> dict[int, str]:
     stale = Evaluation.objects.filter(status__in=Evaluation.PENDING, created_at__lt=now - GRACE).exclude(
         enqueued_at__gte=now - GRACE
     )
+    held = HeldMessages()
     done = {}
     for evaluation_id in stale.values_list("pk", flat=True):
         with transaction.atomic():
@@ -45,23 +46,23 @@ def reconcile_evaluations(*, now=None) -> dict[int, str]:
             )
             if evaluation is None:
                 continue
-            action = _reconcile(evaluation, live_workers)
+            action = _reconcile(evaluation, live_workers, held)
             if action:
                 done[evaluation.pk] = action
                 logger.warning("evaluation %s on %s: %s", evaluation.pk, evaluation.arch, action)
     return done
 
 
-def _reconcile(evaluation: Evaluation, live_workers: dict) -> str | None:
+def _reconcile(evaluation: Evaluation, live_workers: dict, held: HeldMessages) -> str | None:
     if evaluation.status == Evaluation.Status.QUEUED:
-        if not evaluations.is_lost(evaluation):
+        if not evaluations.is_lost(evaluation, held):
             return None
         evaluations.send(evaluation)
         return "sent again: the broker no longer held its job"
     started = live_workers.get(evaluation.worker)
     if started is not None and evaluation.started_at is not None and started <= evaluation.started_at:
         return None  # its worker runs it, or its time limit ends it
-    if evaluation.message_id and evaluation.queue and broker_holds(evaluation.queue, evaluation.message_id):
+    if evaluation.message_id and evaluation.queue and held.holds(evaluation.queue, evaluation.message_id):
         return None  # the broker gives the message back to another worker
     if evaluation.attempts >= evaluations.MAX_ATTEMPTS:
         evaluations.fail(
