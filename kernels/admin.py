@@ -67,7 +67,7 @@ class ProblemAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-verify every listed kernel of the selected problems", permissions=["change"])
     def reverify(self, request, queryset):
-        candidates = Candidate.objects.filter(problem__in=queryset, curation__in=[Curation.LISTED, Curation.FEATURED])
+        candidates = Candidate.objects.listed().filter(problem__in=queryset)
         count = curation.request_reverification(candidates=candidates, by=request.user)
         self.message_user(request, f"{count} kernels sent for re-verification.", messages.SUCCESS)
 

@@ -55,9 +55,7 @@ def request_reverification(*, candidates, by=None, reason: str = "staff request"
     with transaction.atomic():
         for candidate in candidates:
             audit(actor=by, action="kernel re-verification", target=candidate, detail=reason)
-        Evaluation.objects.filter(candidate__in=candidates, harness_version=HARNESS_VERSION).exclude(
-            status__in=Evaluation.PENDING
-        ).delete()
+        Evaluation.objects.current().filter(candidate__in=candidates).exclude(status__in=Evaluation.PENDING).delete()
     reverification_requested.send(sender=Candidate, candidates=candidates)
     return len(candidates)
 
@@ -109,14 +107,8 @@ def triage_report(*, report: HackReport, status: str, by, resolution: str = "", 
 
 
 def listed_architectures(candidate: Candidate) -> list[str]:
-    """Where the kernel is on the leaderboard: its verified architectures under the current harness."""
-    return sorted(
-        set(
-            candidate.evaluations.filter(status=Evaluation.Status.VERIFIED, harness_version=HARNESS_VERSION).values_list(
-                "arch", flat=True
-            )
-        )
-    )
+    """Where the kernel is verified under the current harness: where a report's proof is checked."""
+    return sorted(set(candidate.evaluations.current().verified().values_list("arch", flat=True)))
 
 
 def request_proof_check(report: HackReport) -> list[str]:

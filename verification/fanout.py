@@ -53,9 +53,9 @@ def fan_out(candidate: Candidate, *, archs: list[str] | None = None, priority: s
 
 
 def catch_up(arch: str, *, candidates=None) -> list[Evaluation]:
-    """Evaluate on `arch` every public candidate (or those given) that has no evaluation there yet."""
+    """Evaluate on `arch` every listed candidate (or those given) that has no evaluation there yet."""
     if candidates is None:
-        candidates = Candidate.objects.exclude(curation__in=["hidden", "delisted"])
+        candidates = Candidate.objects.listed()
     evaluated = Evaluation.objects.filter(arch=arch, harness_version=HARNESS_VERSION).values("candidate")
     missing = candidates.exclude(pk__in=evaluated)
     evaluations = []

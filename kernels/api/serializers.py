@@ -85,7 +85,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
 
 class CandidateSerializer(serializers.ModelSerializer):
-    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN))
+    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.public())
     claims = ClaimSerializer(many=True, read_only=True)
     evaluations = EvaluationSerializer(many=True, read_only=True)
     url = serializers.CharField(source="get_absolute_url", read_only=True)
@@ -131,7 +131,7 @@ class CandidateSerializer(serializers.ModelSerializer):
 
 
 class HackReportSerializer(serializers.ModelSerializer):
-    kernel = serializers.PrimaryKeyRelatedField(source="candidate", queryset=Candidate.objects.all())
+    kernel = serializers.PrimaryKeyRelatedField(source="candidate", queryset=Candidate.objects.public())
     proof_checks = serializers.SerializerMethodField()
 
     class Meta:
