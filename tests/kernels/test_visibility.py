@@ -4,12 +4,10 @@ and on the leaderboard), and staff seeing everything."""
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser
-from django.utils import timezone
 
-from evaluation.harness import HARNESS_VERSION
 from kernels.models import Candidate, Evaluation, OptimizationRun, Problem
 from kernels.models.visibility import can_view
-from tests.kernels.factories import make_candidate, make_problem
+from tests.kernels.factories import make_candidate, make_evaluation, make_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -57,16 +55,11 @@ def test_staff_see_every_kernel_and_others_the_public_ones(kernels):
 
 
 def test_the_leaderboard_is_current_verified_and_listed_evaluations(kernels):
-    def evaluate(kernel, *, status="verified", version=HARNESS_VERSION, arch="cpu"):
-        return Evaluation.objects.create(
-            candidate=kernel, arch=arch, harness_version=version, status=status, finished_at=timezone.now()
-        )
-
-    shown = evaluate(kernels["listed"])
-    evaluate(kernels["listed"], version="0-older")
-    evaluate(kernels["featured"], status="incorrect")
+    shown = make_evaluation(kernels["listed"])
+    make_evaluation(kernels["listed"], harness_version="0-older")
+    make_evaluation(kernels["featured"], status="incorrect")
     for state in ("under_review", "delisted", "hidden", "of a hidden problem"):
-        evaluate(kernels[state])
+        make_evaluation(kernels[state])
     assert list(Evaluation.objects.current().verified().listed()) == [shown]
     assert Evaluation.objects.public().count() == 5  # both of the listed kernel, featured, under review, delisted
 
