@@ -159,7 +159,12 @@ class HackReportSerializer(serializers.ModelSerializer):
 
 class TriageSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["confirmed", "rejected", "duplicate"])
-    resolution = serializers.CharField(required=False, allow_blank=True, default="")
+    resolution = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Staff's own words; a confirmation needs one: it is the public reason the kernel is delisted.",
+    )
     duplicate_of = serializers.PrimaryKeyRelatedField(queryset=HackReport.objects.all(), required=False, allow_null=True)
 
 
