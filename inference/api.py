@@ -11,7 +11,7 @@ from kernels.models import OptimizationRun, Problem
 
 
 class RunSerializer(serializers.ModelSerializer):
-    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN))
+    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.public())
     max_rounds = serializers.IntegerField(min_value=1, max_value=20, default=2)
     url = serializers.CharField(source="get_absolute_url", read_only=True)
     stream = serializers.SerializerMethodField()
@@ -51,7 +51,7 @@ class RunViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.List
     throttle_scope = "runs"
 
     def get_queryset(self):
-        runs = OptimizationRun.objects.prefetch_related("candidates").order_by("-created_at")
+        runs = OptimizationRun.objects.visible_to(self.request.user).prefetch_related("candidates").order_by("-created_at")
         if self.action == "list":
             if not self.request.user.is_authenticated:
                 return runs.none()

@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from inference.transcript import WRITE_INTERVAL_S
 from kernels.consumers import EventsConsumer
 from kernels.events import evaluation_event, run_group
-from kernels.models import Evaluation
+from kernels.models import Evaluation, OptimizationRun
 from kernels.selectors import run_events_between, run_transcript
 
 logger = logging.getLogger(__name__)
@@ -33,13 +33,18 @@ def current_evaluations(run_id: int) -> list[dict]:
 
 
 class RunConsumer(EventsConsumer):
+    def may_listen(self, user) -> bool:
+        return OptimizationRun.objects.visible_to(user).filter(pk=self.run_id).exists()
+
     def group_name(self) -> str:
-        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         return run_group(self.run_id)
 
     async def connect(self):
         self.sent_seq = 0
+        self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         await super().connect()
+        if self.group is None:
+            return  # refused
         transcript = await database_sync_to_async(run_transcript)(self.run_id)
         for message in transcript:
             await self.send_json({**message, "replay": True})

@@ -8,6 +8,7 @@ from inference import services
 from inference.forms import RunForm
 from kernels import selectors
 from kernels.models import OptimizationRun, Problem
+from kernels.models.visibility import TAKEN_DOWN, can_view
 from kernels.services import submit_problem
 from verification.confinement import unconfined_verdicts, unconfined_warning
 
@@ -27,21 +28,24 @@ def demo(request):
         if form.is_valid():
             user = request.user if request.user.is_authenticated else None
             problem, created = submit_problem(source=form.cleaned_data["source"], submitted_by=user)
-            if not created:
-                messages.info(request, f"This module is {problem.label}; its verified kernels are listed below.")
-            run = services.start_run(
-                problem=problem,
-                backend=form.cleaned_data["backend"],
-                requester=user,
-                session_key=_session_key(request),
-                max_rounds=form.cleaned_data["max_rounds"],
-            )
-            return redirect(run)
+            if not can_view(request.user, problem):
+                form.add_error("source", TAKEN_DOWN)
+            else:
+                if not created:
+                    messages.info(request, f"This module is {problem.label}; its verified kernels are listed below.")
+                run = services.start_run(
+                    problem=problem,
+                    backend=form.cleaned_data["backend"],
+                    requester=user,
+                    session_key=_session_key(request),
+                    max_rounds=form.cleaned_data["max_rounds"],
+                )
+                return redirect(run)
     else:
         initial = {}
         example = request.GET.get("example", "")
         if example.isdigit():
-            problem = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN).filter(pk=int(example)).first()
+            problem = Problem.objects.listed().filter(pk=int(example)).first()
             if problem is not None:
                 initial["source"] = problem.source
         form = RunForm(initial=initial, backends=backends)
@@ -50,10 +54,10 @@ def demo(request):
         "inference/demo.html",
         {
             "form": form,
-            "examples": selectors.public_problems()
+            "examples": selectors.listed_problems()
             .filter(origin=Problem.Origin.KERNELBENCH)
             .only("id", "level", "task", "title"),
-            "problem_count": selectors.public_problems().count(),
+            "problem_count": selectors.listed_problems().count(),
             "sandbox_warning": unconfined_warning(),
         },
     )
@@ -61,7 +65,7 @@ def demo(request):
 
 def run_detail(request, pk):
     try:
-        run = selectors.run_with_candidates(pk)
+        run = selectors.run_with_candidates(pk, user=request.user)
     except OptimizationRun.DoesNotExist:
         raise Http404("No such run.") from None
     evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in run.candidates.all()}

@@ -67,7 +67,7 @@ class ProblemAdmin(admin.ModelAdmin):
 
     @admin.action(description="Re-verify every listed kernel of the selected problems", permissions=["change"])
     def reverify(self, request, queryset):
-        candidates = Candidate.objects.filter(problem__in=queryset, curation__in=[Curation.LISTED, Curation.FEATURED])
+        candidates = Candidate.objects.listed().filter(problem__in=queryset)
         count = curation.request_reverification(candidates=candidates, by=request.user)
         self.message_user(request, f"{count} kernels sent for re-verification.", messages.SUCCESS)
 
@@ -164,17 +164,17 @@ class CandidateAdmin(admin.ModelAdmin):
     def delist_confirmed(self, request, queryset):
         delisted = 0
         for candidate in queryset:
-            report = candidate.hack_reports.filter(status=HackReport.Status.CONFIRMED).order_by("-triaged_at").first()
+            confirmed = candidate.hack_reports.filter(status=HackReport.Status.CONFIRMED).exclude(resolution="")
+            report = confirmed.order_by("-triaged_at").first()
             if report is None:
                 self.message_user(
                     request,
-                    f"{candidate} has no confirmed hack report: confirm one first, its resolution is the public reason.",
+                    f"{candidate} has no confirmed hack report with a resolution: confirm one first, its resolution "
+                    "is the public reason (the reporter's text stays private).",
                     messages.ERROR,
                 )
                 continue
-            curation.curate_kernel(
-                candidate=candidate, state=Curation.DELISTED, by=request.user, reason=report.resolution or report.text
-            )
+            curation.curate_kernel(candidate=candidate, state=Curation.DELISTED, by=request.user, reason=report.resolution)
             delisted += 1
         if delisted:
             self.message_user(request, f"{delisted} kernels delisted.", messages.SUCCESS)
@@ -226,7 +226,10 @@ class HackReportAdmin(admin.ModelAdmin):
     def summary(self, obj):
         return obj.text if len(obj.text) <= 100 else obj.text[:99] + "…"
 
-    @admin.action(description="Confirm: delist the kernel, with the resolution as the public reason", permissions=["change"])
+    @admin.action(
+        description="Confirm: delist the kernel, with the resolution written on the report as the public reason",
+        permissions=["change"],
+    )
     def confirm_and_delist(self, request, queryset):
         confirmed = 0
         for report in queryset:

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import AuditEntry, Candidate, Curation, Evaluation, HackReport, Problem
+from kernels.models import AuditEntry, Candidate, Curation, HackReport, Problem
 from kernels.selectors import outdated_kernels
 from kernels.signals import proof_check_requested, reverification_requested
 
@@ -81,40 +81,44 @@ def request_outdated_reverification(*, candidates, by) -> list[Candidate]:
 
 @transaction.atomic
 def triage_report(*, report: HackReport, status: str, by, resolution: str = "", duplicate_of=None) -> HackReport:
-    """Staff's decision on a report; a confirmed hack delists the kernel with the resolution as reason."""
+    """Staff's decision on a report. A confirmed hack delists the kernel with staff's resolution as
+    the public reason (given here, or written on the report in the admin), never the reporter's
+    text, which stays between them and staff. A report is confirmed once, and a kernel delisted once."""
     if status not in (HackReport.Status.CONFIRMED, HackReport.Status.REJECTED, HackReport.Status.DUPLICATE):
         raise ValueError("A report is confirmed, rejected or marked duplicate.")
     if status == HackReport.Status.DUPLICATE and duplicate_of is None:
         raise ValueError("Name the report this one duplicates.")
-    if status == HackReport.Status.CONFIRMED and not (resolution or report.text):
-        raise ValueError("A confirmed hack needs a resolution: it is shown publicly as the reason.")
+    resolution = resolution.strip() or report.resolution
+    if status == HackReport.Status.CONFIRMED:
+        if report.status == HackReport.Status.CONFIRMED:
+            raise ValueError(f"Report {report.pk} is already confirmed: its kernel was delisted then.")
+        if not resolution:
+            raise ValueError(
+                "A confirmation needs a resolution of its own: it is shown publicly as the reason the kernel "
+                "is delisted, and the reporter's text stays private."
+            )
     report.status = status
-    report.resolution = resolution or report.resolution
+    report.resolution = resolution
     report.duplicate_of = duplicate_of if status == HackReport.Status.DUPLICATE else None
     report.triaged_by = by
     report.triaged_at = timezone.now()
     report.save()
     audit(actor=by, action=f"report {status}", target=report, detail=report.resolution)
-    if status == HackReport.Status.CONFIRMED:
-        curate_kernel(candidate=report.candidate, state=Curation.DELISTED, by=by, reason=report.resolution or report.text)
+    candidate = report.candidate
+    if status == HackReport.Status.CONFIRMED and candidate.curation != Curation.DELISTED:
+        curate_kernel(candidate=candidate, state=Curation.DELISTED, by=by, reason=resolution)
     elif (
         status == HackReport.Status.REJECTED
-        and report.candidate.curation == Curation.UNDER_REVIEW
-        and not report.candidate.hack_reports.filter(status=HackReport.Status.OPEN).exists()
+        and candidate.curation == Curation.UNDER_REVIEW
+        and not candidate.hack_reports.filter(status=HackReport.Status.OPEN).exists()
     ):
-        curate_kernel(candidate=report.candidate, state=Curation.LISTED, by=by, reason="Report rejected.")
+        curate_kernel(candidate=candidate, state=Curation.LISTED, by=by, reason="Report rejected.")
     return report
 
 
 def listed_architectures(candidate: Candidate) -> list[str]:
-    """Where the kernel is on the leaderboard: its verified architectures under the current harness."""
-    return sorted(
-        set(
-            candidate.evaluations.filter(status=Evaluation.Status.VERIFIED, harness_version=HARNESS_VERSION).values_list(
-                "arch", flat=True
-            )
-        )
-    )
+    """Where the kernel is verified under the current harness: where a report's proof is checked."""
+    return sorted(set(candidate.evaluations.current().verified().values_list("arch", flat=True)))
 
 
 def request_proof_check(report: HackReport) -> list[str]:

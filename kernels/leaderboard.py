@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from evaluation.harness import HARNESS_VERSION
-from kernels.models import Curation, Evaluation, Problem
+from kernels.models import Evaluation, Problem
 
 SPEEDUP_COLUMNS = {
     "eager": "speedup_eager",
@@ -25,18 +24,10 @@ SPEEDUP_COLUMNS = {
 # (Evaluation.beats); a speedup within noise of 1 is no win.
 
 
-def listed_evaluations() -> QuerySet[Evaluation]:
-    """Everything the leaderboard may show, on any architecture: the one place that says so."""
-    return Evaluation.objects.filter(
-        harness_version=HARNESS_VERSION,
-        status=Evaluation.Status.VERIFIED,
-        candidate__curation__in=[Curation.LISTED, Curation.FEATURED],
-        candidate__problem__visibility__in=[Problem.Visibility.LISTED, Problem.Visibility.FEATURED],
-    )
-
-
-def leaderboard_evaluations(arch: str) -> QuerySet[Evaluation]:
-    return listed_evaluations().filter(arch=arch).select_related("candidate__problem")
+def leaderboard_evaluations(arch: str | None = None) -> QuerySet[Evaluation]:
+    """Everything the leaderboard may show, on one architecture or any."""
+    evaluations = Evaluation.objects.current().verified().listed().select_related("candidate__problem")
+    return evaluations if arch is None else evaluations.filter(arch=arch)
 
 
 def best_per_problem(arch: str) -> list[Evaluation]:
@@ -91,7 +82,7 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
     rows = best_per_problem(arch) if rows is None else rows
     counted = [row for row in rows if in_statistics(row.candidate.problem)]
     problem_counts = {}
-    countable = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN).exclude(degenerate=True, counts_in_statistics=False)
+    countable = Problem.objects.listed().exclude(degenerate=True, counts_in_statistics=False)
     for level in countable.values_list("level", flat=True):
         problem_counts[level] = problem_counts.get(level, 0) + 1
     levels = sorted(
@@ -117,7 +108,7 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
 
 def leaderboard_archs() -> list[str]:
     """Architectures with something to show: a delisted or hidden kernel opens no tab."""
-    return sorted(set(listed_evaluations().values_list("arch", flat=True)))
+    return sorted(set(leaderboard_evaluations().values_list("arch", flat=True)))
 
 
 # Buckets of speedup over eager for the distribution chart, as (label, lower bound inclusive).
@@ -152,9 +143,8 @@ def export_lines(arch: str, *, site_url: str = "") -> list[dict]:
     where no kernel is verified here. Everything we measured besides is under `measured`.
     """
     best = {row.candidate.problem_id: row for row in best_per_problem(arch)}
-    problems = Problem.objects.filter(visibility__in=[Problem.Visibility.LISTED, Problem.Visibility.FEATURED])
     lines = []
-    for problem in problems.order_by("level", "task", "id"):
+    for problem in Problem.objects.listed().order_by("level", "task", "id"):
         row = best.get(problem.pk)
         line = {
             "level_id": problem.level,

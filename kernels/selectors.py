@@ -1,63 +1,56 @@
-"""Selectors: the reads behind the pages and the API."""
+"""Selectors: the reads behind the pages and the API. Who sees what is kernels.models.visibility's."""
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Candidate, Curation, Evaluation, OptimizationRun, Problem, RunEvent
+from kernels.models import Candidate, Evaluation, OptimizationRun, Problem, RunEvent
+from kernels.models.visibility import current_verified_q, listed_candidate_q
 
-PUBLIC_CURATION = [Curation.LISTED, Curation.FEATURED]
 
-
-def public_problems(*, level: int | None = None) -> QuerySet[Problem]:
-    problems = Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN)
+def listed_problems(*, level: int | None = None) -> QuerySet[Problem]:
+    problems = Problem.objects.listed()
     if level is not None:
         problems = problems.filter(level=level)
-    public = Q(candidates__curation__in=PUBLIC_CURATION)
+    listed = listed_candidate_q("candidates__")
     # Both counts join the same rows (a candidate once per evaluation): hence distinct.
     return problems.annotate(
-        candidate_count=Count("candidates", filter=public, distinct=True),
+        candidate_count=Count("candidates", filter=listed, distinct=True),
         verified_count=Count(
-            "candidates__evaluations",
-            filter=public
-            & Q(
-                candidates__evaluations__status=Evaluation.Status.VERIFIED,
-                candidates__evaluations__harness_version=HARNESS_VERSION,
-            ),
-            distinct=True,
+            "candidates__evaluations", filter=listed & current_verified_q("candidates__evaluations__"), distinct=True
         ),
     )
 
 
 def problem_levels() -> list[int]:
-    return list(Problem.objects.exclude(level=None).order_by("level").values_list("level", flat=True).distinct())
+    return list(Problem.objects.listed().exclude(level=None).order_by("level").values_list("level", flat=True).distinct())
 
 
-def public_candidates_of(problem: Problem) -> QuerySet[Candidate]:
-    return (
-        problem.candidates.filter(curation__in=PUBLIC_CURATION).prefetch_related("claims", "evaluations").order_by("-created_at")
-    )
+def listed_candidates_of(problem: Problem) -> QuerySet[Candidate]:
+    return problem.candidates.listed().prefetch_related("claims", "evaluations").order_by("-created_at")
 
 
 def outdated_kernels(*, arch: str | None = None, candidates=None) -> dict[str, list[Candidate]]:
     """Listed kernels that a harness change took off an architecture's leaderboard, per architecture:
     verified there under an older harness, with no evaluation of the current one (pending or done)."""
-    kernels = (Candidate.objects.all() if candidates is None else candidates).filter(curation__in=PUBLIC_CURATION)
-    older = Evaluation.objects.filter(status=Evaluation.Status.VERIFIED).exclude(harness_version=HARNESS_VERSION)
+    kernels = (Candidate.objects.all() if candidates is None else candidates).listed()
+    older = Evaluation.objects.verified().exclude(harness_version=HARNESS_VERSION)
     if arch is not None:
         older = older.filter(arch=arch)
     plan = {}
     for where in sorted(set(older.filter(candidate__in=kernels).values_list("arch", flat=True))):
-        current = Evaluation.objects.filter(arch=where, harness_version=HARNESS_VERSION).values("candidate")
+        current = Evaluation.objects.current().filter(arch=where).values("candidate")
         missing = kernels.filter(pk__in=older.filter(arch=where).values("candidate")).exclude(pk__in=current)
         if missing.exists():
             plan[where] = list(missing.order_by("pk"))
     return plan
 
 
-def run_with_candidates(run_id: int) -> OptimizationRun:
-    return OptimizationRun.objects.select_related("problem").prefetch_related("candidates__evaluations").get(pk=run_id)
+def run_with_candidates(run_id: int, *, user) -> OptimizationRun:
+    """The run, if `user` may see it (OptimizationRun.DoesNotExist if not)."""
+    runs = OptimizationRun.objects.visible_to(user)
+    return runs.select_related("problem").prefetch_related("candidates__evaluations").get(pk=run_id)
 
 
 def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:
@@ -136,13 +129,5 @@ def run_events_between(run_id: int, *, after: int, before: int) -> list[dict]:
 def verified_kernels_of(problem: Problem) -> QuerySet[Evaluation]:
     """What is already known to work for a problem, under the current harness: shown at once,
     before any model answers."""
-    return (
-        Evaluation.objects.filter(
-            candidate__problem=problem,
-            status=Evaluation.Status.VERIFIED,
-            harness_version=HARNESS_VERSION,
-            candidate__curation__in=PUBLIC_CURATION,
-        )
-        .select_related("candidate")
-        .order_by("-speedup_eager")
-    )
+    evaluations = Evaluation.objects.current().verified().listed()
+    return evaluations.filter(candidate__problem=problem).select_related("candidate").order_by("-speedup_eager")

@@ -2,13 +2,13 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from kernels import leaderboard, selectors, services
 from kernels.bundles import bundle, kernel_filename
 from kernels.forms import HackReportForm
-from kernels.models import Candidate, Curation, Problem
+from kernels.models import Candidate, Problem
 from kernels.presentation import highlighted_diff, highlighted_python
 
 
@@ -18,7 +18,7 @@ def problem_list(request):
         level = int(level) if level else None
     except ValueError:
         level = None
-    problems = selectors.public_problems(level=level)
+    problems = selectors.listed_problems(level=level)
     return render(
         request,
         "kernels/problem_list.html",
@@ -27,30 +27,25 @@ def problem_list(request):
 
 
 def problem_detail(request, pk):
-    problem = get_object_or_404(Problem, pk=pk)
-    if problem.visibility == Problem.Visibility.HIDDEN and not request.user.is_staff:
-        raise Http404("This problem is hidden.")
+    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
     return render(
         request,
         "kernels/problem_detail.html",
         {
             "problem": problem,
             "reference": highlighted_python(problem.source),
-            "candidates": selectors.public_candidates_of(problem),
+            "candidates": selectors.listed_candidates_of(problem),
         },
     )
 
 
 def problem_source(request, pk):
-    problem = get_object_or_404(Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN), pk=pk)
+    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
     return HttpResponse(problem.source.encode(), content_type="text/x-python; charset=utf-8")
 
 
 def _visible_candidate(request, pk) -> Candidate:
-    candidate = get_object_or_404(Candidate.objects.select_related("problem"), pk=pk)
-    if candidate.curation == Curation.HIDDEN and not request.user.is_staff:
-        raise Http404("This kernel is hidden.")
-    return candidate
+    return get_object_or_404(Candidate.objects.visible_to(request.user).select_related("problem"), pk=pk)
 
 
 def candidate_detail(request, pk):

@@ -30,10 +30,10 @@ def fan_out(candidate: Candidate, *, archs: list[str] | None = None, priority: s
 
 
 def catch_up(arch: str, *, candidates=None) -> list[Evaluation]:
-    """Evaluate on `arch` every public candidate (or those given) that has no evaluation there
-    yet, and send again those whose evaluation there is queued with a message the broker lost."""
+    """Evaluate on `arch` every listed candidate (or those given) that has no evaluation there yet,
+    and send again those whose evaluation there is queued with a message the broker lost."""
     if candidates is None:
-        candidates = Candidate.objects.exclude(curation__in=["hidden", "delisted"])
+        candidates = Candidate.objects.listed()
     evaluated = Evaluation.objects.filter(arch=arch, harness_version=HARNESS_VERSION)
     missing = candidates.exclude(pk__in=evaluated.values("candidate"))
     sent = []

@@ -85,7 +85,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
 
 class CandidateSerializer(serializers.ModelSerializer):
-    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.exclude(visibility=Problem.Visibility.HIDDEN))
+    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.public())
     claims = ClaimSerializer(many=True, read_only=True)
     evaluations = EvaluationSerializer(many=True, read_only=True)
     url = serializers.CharField(source="get_absolute_url", read_only=True)
@@ -131,7 +131,7 @@ class CandidateSerializer(serializers.ModelSerializer):
 
 
 class HackReportSerializer(serializers.ModelSerializer):
-    kernel = serializers.PrimaryKeyRelatedField(source="candidate", queryset=Candidate.objects.all())
+    kernel = serializers.PrimaryKeyRelatedField(source="candidate", queryset=Candidate.objects.public())
     proof_checks = serializers.SerializerMethodField()
 
     class Meta:
@@ -159,7 +159,12 @@ class HackReportSerializer(serializers.ModelSerializer):
 
 class TriageSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["confirmed", "rejected", "duplicate"])
-    resolution = serializers.CharField(required=False, allow_blank=True, default="")
+    resolution = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Staff's own words; a confirmation needs one: it is the public reason the kernel is delisted.",
+    )
     duplicate_of = serializers.PrimaryKeyRelatedField(queryset=HackReport.objects.all(), required=False, allow_null=True)
 
 

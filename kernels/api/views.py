@@ -14,7 +14,8 @@ from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, User
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation, leaderboard, services
 from kernels.api import serializers
-from kernels.models import Candidate, Curation, Evaluation, HackReport, Problem
+from kernels.models import Candidate, Evaluation, HackReport, Problem
+from kernels.models.visibility import TAKEN_DOWN, can_view
 
 
 class IsStaff(permissions.BasePermission):
@@ -31,8 +32,7 @@ class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     throttle_scope = "submissions"
 
     def get_queryset(self):
-        problems = Problem.objects.order_by("level", "task", "id")
-        return problems if self.request.user.is_staff else problems.exclude(visibility=Problem.Visibility.HIDDEN)
+        return Problem.objects.visible_to(self.request.user).order_by("level", "task", "id")
 
     def get_throttles(self):
         return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
@@ -41,6 +41,8 @@ class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         problem, created = services.submit_problem(source=serializer.validated_data["source"], submitted_by=request.user)
+        if not can_view(request.user, problem):
+            return Response({"detail": TAKEN_DOWN}, status=status.HTTP_403_FORBIDDEN)
         return Response(self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -53,8 +55,7 @@ class CandidateViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     throttle_scope = "submissions"
 
     def get_queryset(self):
-        candidates = Candidate.objects.select_related("problem").prefetch_related("claims", "evaluations")
-        return candidates if self.request.user.is_staff else candidates.exclude(curation=Curation.HIDDEN)
+        return Candidate.objects.visible_to(self.request.user).select_related("problem").prefetch_related("claims", "evaluations")
 
     def get_throttles(self):
         return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
@@ -96,8 +97,7 @@ class EvaluationViewSet(viewsets.ReadOnlyModelViewSet):
     ordering_fields = ["created_at", "speedup_eager", "speedup_compile"]
 
     def get_queryset(self):
-        evaluations = Evaluation.objects.order_by("-created_at")
-        return evaluations if self.request.user.is_staff else evaluations.exclude(candidate__curation=Curation.HIDDEN)
+        return Evaluation.objects.visible_to(self.request.user).order_by("-created_at")
 
 
 class HackReportViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
@@ -170,8 +170,7 @@ def leaderboard_export(request, arch: str):
 @permission_classes([permissions.AllowAny])
 def kernel_download(request, pk: int):
     """A kernel's `.py` file."""
-    queryset = Candidate.objects.all() if request.user.is_staff else Candidate.objects.exclude(curation=Curation.HIDDEN)
-    candidate = get_object_or_404(queryset, pk=pk)
+    candidate = get_object_or_404(Candidate.objects.visible_to(request.user), pk=pk)
     response = HttpResponse(candidate.code.encode(), content_type="text/x-python; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kernel_{candidate.pk}.py"'
     return response

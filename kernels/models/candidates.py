@@ -8,13 +8,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-
-class Curation(models.TextChoices):
-    LISTED = "listed", "Listed"
-    FEATURED = "featured", "Featured"
-    HIDDEN = "hidden", "Hidden"
-    UNDER_REVIEW = "under_review", "Under review"
-    DELISTED = "delisted", "Delisted for a confirmed hack"
+from kernels.models.visibility import CandidateQuerySet, Curation
 
 
 class Candidate(models.Model):
@@ -45,6 +39,8 @@ class Candidate(models.Model):
     curation_reason = models.TextField(blank=True)
     curated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     curated_at = models.DateTimeField(null=True, blank=True)
+
+    objects = CandidateQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -8,6 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from evaluation.harness import verdict as harness_verdict
+from kernels.models.visibility import EvaluationQuerySet
 
 
 class Evaluation(models.Model):
@@ -64,6 +65,8 @@ class Evaluation(models.Model):
     harness_seconds = models.FloatField(
         null=True, blank=True, help_text="Wall time of the harness alone; the rest of started→finished is the job's own overhead"
     )
+
+    objects = EvaluationQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]

@@ -4,16 +4,15 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from kernels.models.visibility import ProblemQuerySet, ProblemVisibility
+
 
 class Problem(models.Model):
     class Origin(models.TextChoices):
         KERNELBENCH = "kernelbench", "KernelBench"
         USER = "user", "Pasted by a person"
 
-    class Visibility(models.TextChoices):
-        LISTED = "listed", "Listed"
-        FEATURED = "featured", "Featured"
-        HIDDEN = "hidden", "Hidden"
+    Visibility = ProblemVisibility
 
     title = models.CharField(max_length=200, blank=True)
     source = models.TextField()
@@ -35,6 +34,8 @@ class Problem(models.Model):
         default=False, help_text="Count this problem in the summary statistics even though it is degenerate"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ProblemQuerySet.as_manager()
 
     class Meta:
         ordering = ["level", "task", "id"]

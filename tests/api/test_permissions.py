@@ -211,7 +211,10 @@ def admin_targets(kernel):
         candidate=kernel, arch="a100", harness_version="0-old", status="verified", finished_at=timezone.now()
     )
     HackReport.objects.create(candidate=kernel, category="caching", text="confirmed", status="confirmed", resolution="Caches.")
-    open_report = HackReport.objects.create(candidate=kernel, category="caching", text="caches its output")
+    # Staff wrote the public reason on the open report (a confirmation needs one of its own).
+    open_report = HackReport.objects.create(
+        candidate=kernel, category="caching", text="caches its output", resolution="Caches its output per shape."
+    )
     worker = register("a100")
     return {"problem": kernel.problem_id, "candidate": kernel.pk, "hackreport": open_report.pk, "gpuworker": worker.pk}
 

@@ -1,6 +1,9 @@
 """Small builders for test data, with valid defaults."""
 
-from kernels.models import Candidate, Problem
+from django.utils import timezone
+
+from evaluation.harness import HARNESS_VERSION
+from kernels.models import Candidate, Evaluation, Problem
 from kernels.services import create_candidate
 from kernels.source import normalized_source_hash
 
@@ -44,3 +47,9 @@ def make_candidate(problem=None, scale=2, code=None, curation=None, curation_rea
         candidate.curation, candidate.curation_reason = curation, curation_reason
         candidate.save(update_fields=["curation", "curation_reason"])
     return candidate
+
+
+def make_evaluation(candidate: Candidate, *, arch: str = "cpu", status: str = "verified", **fields) -> Evaluation:
+    """A finished evaluation of the current harness (verified unless told)."""
+    fields.setdefault("harness_version", HARNESS_VERSION)
+    return Evaluation.objects.create(candidate=candidate, arch=arch, status=status, finished_at=timezone.now(), **fields)

@@ -66,6 +66,25 @@ def test_confirming_a_report_delists_the_kernel_with_the_resolution_as_reason(st
     assert candidate.curation == "delisted" and candidate.curation_reason == "Lazy output: the matmul never ran."
 
 
+def test_confirming_without_a_resolution_keeps_the_reporters_text_private(staff_client):
+    candidate = make_candidate()
+    report = HackReport.objects.create(candidate=candidate, category="other", text="my notes on the author, for staff")
+    response = act(staff_client, "hackreport", "confirm_and_delist", [report.pk])
+    candidate.refresh_from_db()
+    report.refresh_from_db()
+    assert (report.status, candidate.curation, candidate.curation_reason) == ("open", "listed", "")
+    assert b"needs a resolution of its own" in response.content
+
+
+def test_delisting_needs_a_confirmed_report_with_a_resolution(staff_client):
+    candidate = make_candidate()
+    HackReport.objects.create(candidate=candidate, category="other", text="my notes, for staff", status="confirmed")
+    response = act(staff_client, "candidate", "delist_confirmed", [candidate.pk])
+    candidate.refresh_from_db()
+    assert (candidate.curation, candidate.curation_reason) == ("listed", "")
+    assert b"no confirmed hack report with a resolution" in response.content
+
+
 def test_hiding_problems_in_bulk(staff_client):
     first, second = make_problem(scale=2), make_problem(scale=3)
     act(staff_client, "problem", "make_hidden", [first.pk, second.pk])

@@ -85,7 +85,7 @@ def test_a_confirmed_hack_leaves_the_counts_and_the_tabs(client, staff_api, boar
     confirm(staff_api, board["hacked"])
     assert client.get("/leaderboard/h100/").context["archs"] == ["h100"]
     assert staff_api.get("/api/leaderboard/l40/").json()["rows"] == []
-    counts = {p.pk: p.verified_count for p in selectors.public_problems()}
+    counts = {p.pk: p.verified_count for p in selectors.listed_problems()}
     assert counts[board["problem"].pk] == 1
     assert [e.candidate_id for e in selectors.verified_kernels_of(board["problem"])] == [board["honest"].pk]
 
@@ -104,3 +104,27 @@ def test_confirming_records_who_delisted_the_kernel_and_why(staff_api, board):
         ("report confirmed", "hackreport", report.pk),
         ("kernel delisted", "candidate", hacked.pk),
     ]
+
+
+def triage(staff_api, report, **decision):
+    return staff_api.post(f"/api/reports/{report.pk}/triage/", decision, format="json")
+
+
+def test_a_confirmation_needs_a_public_reason_of_its_own(staff_api, board):
+    report = HackReport.objects.create(candidate=board["hacked"], category="caching", text="my notes, for staff")
+    response = triage(staff_api, report, status="confirmed")
+    assert response.status_code == 400 and "needs a resolution of its own" in response.json()["detail"]
+    board["hacked"].refresh_from_db()
+    assert (board["hacked"].curation, board["hacked"].curation_reason) == ("listed", "")
+
+
+def test_confirming_twice_delists_once(staff_api, board):
+    hacked = board["hacked"]
+    report = confirm(staff_api, hacked)
+    again = triage(staff_api, report, status="confirmed", resolution="Other words.")
+    assert again.status_code == 400 and "already confirmed" in again.json()["detail"]
+    second = HackReport.objects.create(candidate=hacked, category="caching", text="it caches")
+    assert triage(staff_api, second, status="confirmed", resolution="Also caches.").status_code == 200
+    hacked.refresh_from_db()
+    assert hacked.curation_reason == "Caches its output per shape."
+    assert AuditEntry.objects.filter(action="kernel delisted").count() == 1
