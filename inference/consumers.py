@@ -17,7 +17,7 @@ from channels.db import database_sync_to_async
 from inference.transcript import WRITE_INTERVAL_S
 from kernels.consumers import EventsConsumer
 from kernels.events import evaluation_event, run_group
-from kernels.models import Evaluation
+from kernels.models import Evaluation, OptimizationRun
 from kernels.selectors import run_events_between, run_transcript
 
 logger = logging.getLogger(__name__)
@@ -33,13 +33,17 @@ def current_evaluations(run_id: int) -> list[dict]:
 
 
 class RunConsumer(EventsConsumer):
-    def group_name(self) -> str:
+    def exists(self) -> bool:
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
+        return OptimizationRun.objects.filter(pk=self.run_id).exists()
+
+    def group_name(self) -> str:
         return run_group(self.run_id)
 
     async def connect(self):
         self.sent_seq = 0
-        await super().connect()
+        if not await super().connect():
+            return
         transcript = await database_sync_to_async(run_transcript)(self.run_id)
         for message in transcript:
             await self.send_json({**message, "replay": True})

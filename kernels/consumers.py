@@ -1,27 +1,42 @@
 """WebSocket consumers that forward live events of a kernel or a leaderboard to the browser.
 
 Each socket joins one group (see kernels.events) and relays its events as JSON; it accepts
-nothing from the client, so a page can only listen.
+nothing from the client, so a page can only listen. A socket for a run, kernel or leaderboard
+that does not exist is refused at the handshake.
 """
 
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from kernels.events import candidate_group, leaderboard_group
+from kernels.models import Candidate, Evaluation
+
+# The close code of a handshake refused because what the socket would follow does not exist.
+NOT_FOUND = 4404
 
 
 class EventsConsumer(AsyncJsonWebsocketConsumer):
-    """Subclasses say which group a socket listens to with `group_name()`."""
+    """Subclasses say which group a socket listens to with `group_name()`, and whether what it
+    follows exists with `exists()` (run in a thread: it may read the database)."""
 
-    async def connect(self):
+    group = None
+
+    async def connect(self) -> bool:
+        if not await database_sync_to_async(self.exists)():
+            await self.close(code=NOT_FOUND)
+            return False
         self.group = self.group_name()
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        return True
 
     async def disconnect(self, code):
-        await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.group is not None:
+            await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def receive_json(self, content, **kwargs):
-        """Listening sockets ignore what the client sends."""
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        """Listening sockets ignore what the client sends, unparsed: a frame that is not JSON
+        would otherwise close the socket with a traceback."""
 
     async def dispatch(self, message):
         # Channels closes stale database connections before every message, in a worker thread:
@@ -37,10 +52,20 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
 
 
 class CandidateEventsConsumer(EventsConsumer):
+    def candidate_id(self) -> int:
+        return int(self.scope["url_route"]["kwargs"]["candidate_id"])
+
+    def exists(self) -> bool:
+        return Candidate.objects.filter(pk=self.candidate_id()).exists()
+
     def group_name(self) -> str:
-        return candidate_group(int(self.scope["url_route"]["kwargs"]["candidate_id"]))
+        return candidate_group(self.candidate_id())
 
 
 class LeaderboardEventsConsumer(EventsConsumer):
+    def exists(self) -> bool:
+        """An architecture some worker has evaluated on: its board may be empty, but it is coming."""
+        return Evaluation.objects.filter(arch=self.scope["url_route"]["kwargs"]["arch"]).exists()
+
     def group_name(self) -> str:
         return leaderboard_group(self.scope["url_route"]["kwargs"]["arch"])
