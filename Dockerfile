@@ -19,7 +19,7 @@ COPY --chown=court . .
 RUN SECRET_KEY=collectstatic-only COURT_VAR_DIR=/tmp/build-var python manage.py collectstatic --noinput --verbosity 0
 USER court
 EXPOSE 8000
-CMD ["daphne", "--bind", "0.0.0.0", "--port", "8000", "--proxy-headers", "config.asgi:application"]
+CMD ["daphne", "--bind", "0.0.0.0", "--port", "8000", "config.asgi:application"]
 
 # GPU workers build load_inline extensions, so they need nvcc: a CUDA devel base.
 FROM nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04 AS gpu-worker

@@ -1,7 +1,10 @@
-"""WebSocket routes."""
+"""WebSocket routes, and the stack every socket goes through: same-origin check, session, route."""
 
+from channels.auth import AuthMiddlewareStack
+from channels.routing import URLRouter
 from django.urls import path
 
+from config.origins import SameOriginValidator
 from inference.consumers import RunConsumer
 from kernels.consumers import CandidateEventsConsumer, LeaderboardEventsConsumer
 
@@ -10,3 +13,5 @@ websocket_urlpatterns = [
     path("ws/kernels/<int:candidate_id>/", CandidateEventsConsumer.as_asgi()),
     path("ws/leaderboard/<slug:arch>/", LeaderboardEventsConsumer.as_asgi()),
 ]
+
+websocket_application = SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))

@@ -59,6 +59,10 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.
 if PRODUCTION and ROLE == "web" and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is not set: list the host names the site answers to.")
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+# How many reverse proxies of ours stand in front of the web process, each appending the client's
+# address to X-Forwarded-For and setting X-Forwarded-Proto. With 0 neither header is believed: a
+# client could otherwise pick its own address (rate limits) and claim HTTPS.
+TRUSTED_PROXIES = env.int("COURT_TRUSTED_PROXIES", default=0)
 
 INSTALLED_APPS = [
     "daphne",
@@ -287,11 +291,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.ScopedRateThrottle",
-    ],
+    # Reads; the scopes below are applied by each entry point (kernels.rate_limits), pages and API alike.
+    "DEFAULT_THROTTLE_CLASSES": ["kernels.rate_limits.AnonThrottle", "kernels.rate_limits.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("COURT_THROTTLE_ANON", default="120/min"),
         "user": env.str("COURT_THROTTLE_USER", default="600/min"),
@@ -299,7 +300,15 @@ REST_FRAMEWORK = {
         "runs": env.str("COURT_THROTTLE_RUNS", default="20/hour"),
         "submissions": env.str("COURT_THROTTLE_SUBMISSIONS", default="60/hour"),
         "reports": env.str("COURT_THROTTLE_REPORTS", default="30/hour"),
+        # Password guessing: per address, and per account named whatever the address.
+        "login": env.str("COURT_THROTTLE_LOGIN", default="10/min"),
+        "login_account": env.str("COURT_THROTTLE_LOGIN_ACCOUNT", default="30/hour"),
+        # New accounts and password-reset mails, per address.
+        "accounts": env.str("COURT_THROTTLE_ACCOUNTS", default="5/hour"),
     },
+    # The client's address is the last one our own proxies appended to X-Forwarded-For; with none
+    # (0), the connection's peer address, so a client cannot choose the address it is counted as.
+    "NUM_PROXIES": TRUSTED_PROXIES,
     "DEFAULT_FILTER_BACKENDS": [
         "django_filters.rest_framework.DjangoFilterBackend",
         "rest_framework.filters.OrderingFilter",
@@ -321,8 +330,14 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Throttling counts requests in the cache: Redis when there is one, so all web processes share it.
+# Short socket timeouts: when Redis is away, a read goes on unlimited after at most a second, not
+# after the operating system's TCP timeout (kernels.rate_limits).
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+    }
     if REDIS_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "kernel-court"}
 }

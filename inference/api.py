@@ -4,10 +4,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, UserRateThrottle
 
 from inference import services
 from kernels.models import OptimizationRun, Problem
+from kernels.rate_limits import ScopedWrites
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -43,7 +43,9 @@ class RunSerializer(serializers.ModelSerializer):
         return f"/ws/runs/{run.pk}/"
 
 
-class RunViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+class RunViewSet(
+    ScopedWrites, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet
+):
     """Optimization runs. Anyone may read a run; signed-in users start runs and list their own."""
 
     serializer_class = RunSerializer
@@ -57,9 +59,6 @@ class RunViewSet(mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.List
                 return runs.none()
             return runs if self.request.user.is_staff else runs.filter(requester=self.request.user)
         return runs
-
-    def get_throttles(self):
-        return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)

@@ -42,9 +42,8 @@ class RunConsumer(EventsConsumer):
     async def connect(self):
         self.sent_seq = 0
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
-        await super().connect()
-        if self.group is None:
-            return  # refused
+        if not await super().connect():
+            return
         transcript = await database_sync_to_async(run_transcript)(self.run_id)
         for message in transcript:
             await self.send_json({**message, "replay": True})

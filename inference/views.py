@@ -9,6 +9,7 @@ from inference.forms import RunForm
 from kernels import selectors
 from kernels.models import OptimizationRun, Problem
 from kernels.models.visibility import TAKEN_DOWN, can_view
+from kernels.rate_limits import limit_posts
 from kernels.services import submit_problem
 from verification.confinement import unconfined_verdicts, unconfined_warning
 
@@ -19,6 +20,8 @@ def _session_key(request) -> str:
     return request.session.session_key
 
 
+# One budget with the API's run creation (inference.api), per user or address.
+@limit_posts("runs")
 def demo(request):
     from inference.backends import backend_choices
 

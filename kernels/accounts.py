@@ -1,11 +1,30 @@
-"""Accounts: sign-up beside Django's own log-in and log-out views."""
+"""Accounts: sign-up beside Django's own log-in and log-out views, and the API's token, rate limited."""
 
-from django.contrib.auth import login
+from django.contrib import admin
+from django.contrib.auth import login, views
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from rest_framework.authtoken.views import ObtainAuthToken
+
+from kernels.rate_limits import Throttle, limit_posts
+
+LOGIN_SCOPES = ("login", "login_account")
+
+# Every form that checks a password, so that guesses cost the same wherever they are made.
+login_page = limit_posts(*LOGIN_SCOPES)(views.LoginView.as_view())
+admin_login = limit_posts(*LOGIN_SCOPES)(admin.site.login)
+password_reset = limit_posts("accounts")(views.PasswordResetView.as_view())
 
 
+class TokenView(ObtainAuthToken):
+    """POST a username and password for the API token."""
+
+    def get_throttles(self):
+        return [Throttle(scope) for scope in LOGIN_SCOPES]
+
+
+@limit_posts("accounts")
 def signup(request):
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

@@ -1,8 +1,8 @@
 """WebSocket consumers that forward live events of a kernel or a leaderboard to the browser.
 
 Each socket joins one group (see kernels.events) and relays its events as JSON; it accepts
-nothing from the client, so a page can only listen. A socket opens only for whoever may see
-its page (kernels.models.visibility).
+nothing from the client, so a page can only listen. A socket opens only for what exists and whoever
+may see its page (kernels.models.visibility); any other is refused at the handshake, as a page's 404.
 """
 
 from channels.db import database_sync_to_async
@@ -10,33 +10,36 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
 from kernels.events import candidate_group, leaderboard_group
-from kernels.models import Candidate
+from kernels.models import Candidate, Evaluation
+
+# The close code of a handshake refused because what the socket would follow does not exist.
+NOT_FOUND = 4404
 
 
 class EventsConsumer(AsyncJsonWebsocketConsumer):
-    """Subclasses say which group a socket listens to with `group_name()`, and who may listen
-    with `may_listen(user)` (run in a thread: it may read the database)."""
+    """Subclasses say which group a socket listens to with `group_name()`, and whether what it
+    follows exists and `user` may see it with `may_listen(user)` (run in a thread: it may read the
+    database)."""
 
-    group: str | None = None  # set once the socket is let in
+    group = None
 
-    def may_listen(self, user) -> bool:
-        return True
-
-    async def connect(self):
+    async def connect(self) -> bool:
         user = self.scope.get("user", AnonymousUser())
         if not await database_sync_to_async(self.may_listen)(user):
-            await self.close()  # before accepting: the handshake is refused, as a page's 404
-            return
+            await self.close(code=NOT_FOUND)
+            return False
         self.group = self.group_name()
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
+        return True
 
     async def disconnect(self, code):
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
-    async def receive_json(self, content, **kwargs):
-        """Listening sockets ignore what the client sends."""
+    async def receive(self, text_data=None, bytes_data=None, **kwargs):
+        """Listening sockets ignore what the client sends, unparsed: a frame that is not JSON
+        would otherwise close the socket with a traceback."""
 
     async def dispatch(self, message):
         # Channels closes stale database connections before every message, in a worker thread:
@@ -63,5 +66,9 @@ class CandidateEventsConsumer(EventsConsumer):
 
 
 class LeaderboardEventsConsumer(EventsConsumer):
+    def may_listen(self, user) -> bool:
+        """An architecture some worker has evaluated on: its board may be empty, but it is coming."""
+        return Evaluation.objects.filter(arch=self.scope["url_route"]["kwargs"]["arch"]).exists()
+
     def group_name(self) -> str:
         return leaderboard_group(self.scope["url_route"]["kwargs"]["arch"])

@@ -10,6 +10,7 @@ from kernels.bundles import bundle, kernel_filename
 from kernels.forms import HackReportForm
 from kernels.models import Candidate, Problem
 from kernels.presentation import highlighted_diff, highlighted_python
+from kernels.rate_limits import limit_posts
 
 
 def problem_list(request):
@@ -79,6 +80,7 @@ def candidate_bundle(request, pk):
 
 
 @login_required
+@limit_posts("reports")
 def report_hack(request, pk):
     candidate = _visible_candidate(request, pk)
     form = HackReportForm(request.POST or None)

@@ -128,6 +128,31 @@ def _test_settings(request, tmp_path_factory):
         settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(request):
+    """Every test starts with empty rate-limit counters (kept in the cache), whatever ran before it."""
+    if not request.config.pluginmanager.hasplugin("django") or request.node.get_closest_marker("e2e"):
+        yield
+        return
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def rate(monkeypatch):
+    """Narrow one rate. DRF binds the rates when the throttle classes are defined, so the test
+    narrows them there (one dict shared by every throttle class, pages' and API's alike)."""
+    from rest_framework.throttling import SimpleRateThrottle
+
+    def narrow(scope: str, value: str = "2/hour"):
+        monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, scope, value)
+
+    return narrow
+
+
 # The fixtures through which a test runs real verifications (sandboxed processes, seconds each):
 # a test that uses one is marked `verifies`, and `make test-fast` leaves it out.
 VERIFYING_FIXTURES = frozenset(

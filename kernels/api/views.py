@@ -7,15 +7,15 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
-from rest_framework.decorators import action, api_view, permission_classes, throttle_classes
+from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle, ScopedRateThrottle, UserRateThrottle
 
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation, leaderboard, services
 from kernels.api import serializers
 from kernels.models import Candidate, Evaluation, HackReport, Problem
 from kernels.models.visibility import TAKEN_DOWN, can_view
+from kernels.rate_limits import ScopedWrites
 
 
 class IsStaff(permissions.BasePermission):
@@ -23,7 +23,7 @@ class IsStaff(permissions.BasePermission):
         return bool(request.user and request.user.is_staff)
 
 
-class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class ProblemViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """KernelBench and pasted problems. POST a module to add one (the same module twice is one problem)."""
 
     serializer_class = serializers.ProblemSerializer
@@ -34,9 +34,6 @@ class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         return Problem.objects.visible_to(self.request.user).order_by("level", "task", "id")
 
-    def get_throttles(self):
-        return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
-
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -46,7 +43,7 @@ class ProblemViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
-class CandidateViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class CandidateViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Candidates and kernels. POST {problem, code} to submit one; it is evaluated on every live architecture."""
 
     serializer_class = serializers.CandidateSerializer
@@ -56,9 +53,6 @@ class CandidateViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         return Candidate.objects.visible_to(self.request.user).select_related("problem").prefetch_related("claims", "evaluations")
-
-    def get_throttles(self):
-        return [ScopedRateThrottle()] if self.action == "create" else [AnonRateThrottle(), UserRateThrottle()]
 
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
@@ -100,7 +94,7 @@ class EvaluationViewSet(viewsets.ReadOnlyModelViewSet):
         return Evaluation.objects.visible_to(self.request.user).order_by("-created_at")
 
 
-class HackReportViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Reward-hack reports. Signed-in users file them and see their own; staff see and triage all."""
 
     serializer_class = serializers.HackReportSerializer
@@ -114,9 +108,6 @@ class HackReportViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             return self.queryset
         reports = HackReport.objects.prefetch_related("proof_checks").order_by("-created_at")
         return reports if self.request.user.is_staff else reports.filter(reporter=self.request.user)
-
-    def get_throttles(self):
-        return [ScopedRateThrottle()] if self.action == "create" else [UserRateThrottle()]
 
     def perform_create(self, serializer):
         data = serializer.validated_data
@@ -155,7 +146,6 @@ def leaderboard_view(request, arch: str):
 @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
-@throttle_classes([AnonRateThrottle, UserRateThrottle])
 def leaderboard_export(request, arch: str):
     """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `measured`."""
     lines = leaderboard.export_lines(arch, site_url=settings.SITE_URL)

@@ -4,7 +4,6 @@ import itertools
 
 import pytest
 from django.core.management import call_command
-from rest_framework.throttling import SimpleRateThrottle
 
 from kernels.models import Candidate, HackReport, OptimizationRun, Problem
 from tests.api.conftest import client_for
@@ -38,17 +37,6 @@ WRITES = {
     "report": ("reports", "/api/reports/", report_body, HackReport),
     "run": ("runs", "/api/runs/", run_body, OptimizationRun),
 }
-
-
-@pytest.fixture
-def rate(monkeypatch):
-    """Narrow one rate. DRF binds the rates when the throttle classes are defined, so the test
-    narrows them there (one dict shared by every throttle class)."""
-
-    def narrow(scope: str, value: str = "2/hour"):
-        monkeypatch.setitem(SimpleRateThrottle.THROTTLE_RATES, scope, value)
-
-    return narrow
 
 
 @pytest.mark.parametrize("write", sorted(WRITES))
