@@ -78,7 +78,8 @@ def caller(request) -> str:
 def account_named(request) -> str | None:
     """The account a log-in names (hashed: a cache key holds no spaces or long user input)."""
     data = getattr(request, "data", None) or request.POST
-    username = str(data.get("username", "")).strip().lower()
+    # A JSON body may be a list or a string: it names no account (the view then refuses it).
+    username = str(data.get("username", "")).strip().lower() if hasattr(data, "get") else ""
     return "account-" + hashlib.sha256(username.encode()).hexdigest()[:32] if username else None
 
 
