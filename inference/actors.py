@@ -26,11 +26,12 @@ from inference.cancellation import cancel_requests
 from inference.extraction import extract_candidate
 from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from inference.queues import INFERENCE_QUEUE
-from inference.runs import RUN_ACTOR, Superseded, claim, current_message_id, heartbeats
+from inference.runs import RUN_ACTOR, Superseded, claim, heartbeats
 from inference.transcript import Transcript
 from kernels.models import Candidate, Evaluation, OptimizationRun, RunEvent
 from kernels.services import create_candidate
 from kernels.validation import SourceError
+from verification.queues import current_message_id
 
 logger = logging.getLogger(__name__)
 

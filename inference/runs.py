@@ -11,19 +11,19 @@ or ended with a reason after MAX_ATTEMPTS loops.
 
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-import dramatiq
 from django.db import close_old_connections, transaction
 from django.utils import timezone
-from dramatiq.middleware import CurrentMessage
 
 from inference.queues import INFERENCE_QUEUE
 from inference.transcript import Transcript
 from kernels.models import OptimizationRun
-from verification.queues import HeldMessages
+from verification.queues import HeldMessages, job_message, send_after_commit
+from verification.reconciler import GRACE, reconcile_each
 
 logger = logging.getLogger(__name__)
 
@@ -31,8 +31,6 @@ RUN_ACTOR = "run_optimization"
 # A loop's process records that it is alive this often; a run silent for DEAD_AFTER has no loop.
 HEARTBEAT_S = 10
 DEAD_AFTER = timedelta(seconds=60)
-# A row sent less than this long ago may not have reached the broker yet (sends go after commit).
-GRACE = timedelta(seconds=60)
 # Loops started on one run before it is failed: a run that kills its worker each time stops there.
 MAX_ATTEMPTS = 3
 
@@ -41,27 +39,13 @@ class Superseded(Exception):
     """The run names another message now: this loop must stop and write nothing more."""
 
 
-def current_message_id() -> str | None:
-    message = CurrentMessage.get_current_message()
-    return message.message_id if message else None
-
-
 def send(run: OptimizationRun) -> None:
     """Record a new job message on the run and send it once the row is committed. A broker that
     cannot take it is logged, not raised: the reconciler sends it again."""
-    message = dramatiq.Message(queue_name=INFERENCE_QUEUE, actor_name=RUN_ACTOR, args=(run.pk,), kwargs={}, options={})
+    message = job_message(INFERENCE_QUEUE, RUN_ACTOR, run.pk)
     run.message_id, run.enqueued_at, run.heartbeat_at = message.message_id, timezone.now(), None
     run.save(update_fields=["message_id", "enqueued_at", "heartbeat_at"])
-
-    def enqueue():
-        try:
-            broker = dramatiq.get_broker()
-            broker.declare_queue(INFERENCE_QUEUE)
-            broker.enqueue(message)
-        except Exception:
-            logger.exception("could not send run %s; the reconciler will send it again", run.pk)
-
-    transaction.on_commit(enqueue)
+    send_after_commit(message)
 
 
 def claim(run_id: int, *, message_id: str | None) -> OptimizationRun | None:
@@ -138,8 +122,8 @@ class Heartbeats:
                     self._superseded.add(run_id)
 
     def _run(self) -> None:
-        stop = threading.Event()
-        while not stop.wait(self.interval_s):
+        while True:
+            time.sleep(self.interval_s)
             try:
                 close_old_connections()
                 self.beat()
@@ -155,22 +139,7 @@ def reconcile_runs(*, now=None) -> dict[int, str]:
     now = now or timezone.now()
     unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).filter(created_at__lt=now - GRACE)
     held = HeldMessages()
-    done = {}
-    for run_id in unfinished.values_list("pk", flat=True):
-        with transaction.atomic():
-            run = (
-                OptimizationRun.objects.select_for_update(skip_locked=True)
-                .exclude(status__in=OptimizationRun.FINISHED)
-                .filter(pk=run_id)
-                .first()
-            )
-            if run is None:
-                continue
-            action = _reconcile(run, now, held)
-            if action:
-                done[run.pk] = action
-                logger.warning("run %s: %s", run.pk, action)
-    return done
+    return reconcile_each(unfinished, lambda run: _reconcile(run, now, held))
 
 
 def _reconcile(run: OptimizationRun, now, held: HeldMessages) -> str | None:

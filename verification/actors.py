@@ -14,9 +14,9 @@ import dramatiq
 
 from verification import evaluations
 from verification.heartbeats import current_registration
-from verification.jobs import JOB_OPTIONS, MAX_RETRIES, current_message_id, retries_so_far, run_harness
+from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
 from verification.proofs import check_proof  # noqa: F401  (registered with the broker where actors are found)
-from verification.queues import queue_for
+from verification.queues import current_message_id, queue_for
 
 logger = logging.getLogger(__name__)
 

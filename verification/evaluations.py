@@ -14,7 +14,6 @@ the reconciler, which sends a new message.
 
 import logging
 
-import dramatiq
 from django.db import transaction
 from django.utils import timezone
 
@@ -23,7 +22,7 @@ from evaluation.harness import verdict as harness_verdict
 from kernels.models import Candidate, Evaluation
 from verification.jobs import MAX_RETRIES
 from verification.progress import publish_evaluation
-from verification.queues import BULK, INTERACTIVE, HeldMessages, priority_of, queue_for
+from verification.queues import BULK, INTERACTIVE, HeldMessages, job_message, priority_of, queue_for, send_after_commit
 
 logger = logging.getLogger(__name__)
 
@@ -51,22 +50,13 @@ def send(evaluation: Evaluation, *, priority: str | None = None) -> None:
     priority = priority or priority_of(evaluation.queue) or INTERACTIVE
     queue = queue_for(evaluation.arch, priority=priority)
     actor_name = INTERACTIVE_ACTOR if priority == INTERACTIVE else BULK_ACTOR
-    message = dramatiq.Message(queue_name=queue, actor_name=actor_name, args=(evaluation.pk,), kwargs={}, options={})
+    message = job_message(queue, actor_name, evaluation.pk)
     evaluation.status, evaluation.stage = Evaluation.Status.QUEUED, Evaluation.Stage.QUEUED
     evaluation.message_id, evaluation.queue, evaluation.enqueued_at = message.message_id, queue, timezone.now()
     evaluation.save(update_fields=["status", "stage", "message_id", "queue", "enqueued_at"])
 
-    def enqueue():
-        # Told before it is sent: once sent, its worker's "building" may come first otherwise.
-        publish_evaluation(evaluation)
-        try:
-            broker = dramatiq.get_broker()
-            broker.declare_queue(queue)
-            broker.enqueue(message)
-        except Exception:
-            logger.exception("could not send evaluation %s to %s; the reconciler will send it again", evaluation.pk, queue)
-
-    transaction.on_commit(enqueue)
+    # Told before it is sent: once sent, its worker's "building" may come first otherwise.
+    send_after_commit(message, before=lambda: publish_evaluation(evaluation))
 
 
 def is_lost(evaluation: Evaluation, held: HeldMessages | None = None) -> bool:

@@ -28,12 +28,6 @@ JOB_OPTIONS = {
 _device_lock = threading.Lock()
 
 
-def current_message_id() -> str | None:
-    """The running job's message id; None outside a worker (a direct call)."""
-    message = CurrentMessage.get_current_message()
-    return message.message_id if message else None
-
-
 def retries_so_far() -> int:
     """How many times this job has been retried; outside a worker, as if it were the last try."""
     message = CurrentMessage.get_current_message()

@@ -1,11 +1,18 @@
 """Queue names: one queue per architecture, and a bulk queue beside it for re-verification; and
 whether the broker still holds a message."""
 
+import logging
+from collections.abc import Callable
+
 import dramatiq
+from django.db import transaction
 from dramatiq import Message
 from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.common import dq_name
+from dramatiq.middleware import CurrentMessage
+
+logger = logging.getLogger(__name__)
 
 INTERACTIVE = "interactive"
 BULK = "bulk"
@@ -27,6 +34,40 @@ def priority_of(queue: str) -> str | None:
 def queues_of(arch: str) -> list[str]:
     """What a worker of this architecture consumes: its interactive queue first, then bulk."""
     return [queue_for(arch), queue_for(arch, priority=BULK)]
+
+
+def job_message(queue: str, actor_name: str, *args) -> Message:
+    """A job's message, made by actor name (a row records its id before the row commits)."""
+    return Message(queue_name=queue, actor_name=actor_name, args=args, kwargs={}, options={})
+
+
+def send_after_commit(message: Message, *, before: Callable[[], None] | None = None) -> None:
+    """Send `message` once the current transaction commits (`before` runs first). A broker that
+    cannot take it is logged, not raised: the row that records the message stays pending with a
+    message the broker does not hold, and the reconciler sends a new one."""
+
+    def send():
+        if before is not None:
+            before()
+        try:
+            broker = dramatiq.get_broker()
+            broker.declare_queue(message.queue_name)
+            broker.enqueue(message)
+        except Exception:
+            logger.exception(
+                "could not send %s%s to %s; the reconciler will send it again",
+                message.actor_name,
+                message.args,
+                message.queue_name,
+            )
+
+    transaction.on_commit(send)
+
+
+def current_message_id() -> str | None:
+    """The running job's message id; None outside a worker (a direct call)."""
+    message = CurrentMessage.get_current_message()
+    return message.message_id if message else None
 
 
 class HeldMessages:

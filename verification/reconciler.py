@@ -9,9 +9,11 @@ Each action is logged with its reason, and the reason a person reads is on the r
 """
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from kernels.models import Evaluation
@@ -21,7 +23,8 @@ from verification.queues import HeldMessages
 
 logger = logging.getLogger(__name__)
 
-# A row sent less than this long ago may not have reached the broker yet (sends go after commit).
+# A row sent less than this long ago may not have reached the broker yet (sends go after commit);
+# the runs' half (inference.runs) waits as long.
 GRACE = timedelta(seconds=60)
 
 
@@ -35,21 +38,23 @@ def reconcile_evaluations(*, now=None) -> dict[int, str]:
         enqueued_at__gte=now - GRACE
     )
     held = HeldMessages()
+    return reconcile_each(stale.select_related("candidate"), lambda evaluation: _reconcile(evaluation, live_workers, held))
+
+
+def reconcile_each(rows: QuerySet, act: Callable[[Model], str | None]) -> dict[int, str]:
+    """`act` on each of `rows` in a transaction of its own, the row locked and read again (one
+    another pass holds is skipped, one that left `rows` meanwhile too); what it did is logged and
+    returned, by id."""
     done = {}
-    for evaluation_id in stale.values_list("pk", flat=True):
+    for pk in rows.values_list("pk", flat=True):
         with transaction.atomic():
-            evaluation = (
-                Evaluation.objects.select_for_update(skip_locked=True)
-                .select_related("candidate")
-                .filter(pk=evaluation_id, status__in=Evaluation.PENDING)
-                .first()
-            )
-            if evaluation is None:
+            row = rows.select_for_update(skip_locked=True).filter(pk=pk).first()
+            if row is None:
                 continue
-            action = _reconcile(evaluation, live_workers, held)
+            action = act(row)
             if action:
-                done[evaluation.pk] = action
-                logger.warning("evaluation %s on %s: %s", evaluation.pk, evaluation.arch, action)
+                done[pk] = action
+                logger.warning("%s %s: %s", rows.model._meta.model_name, pk, action)
     return done
 
 

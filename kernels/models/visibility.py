@@ -64,7 +64,8 @@ def current_verified_q(path: str = "") -> Q:
 
 class VisibilityQuerySet(models.QuerySet):
     def public(self):
-        raise NotImplementedError
+        """What anyone may open at its URL: each model's QuerySet below says (the module's docstring)."""
+        raise NotImplementedError(f"{type(self).__name__} must say what of it is public")
 
     def visible_to(self, user):
         """What `user` may open at its URL: everything for staff, what is public for anyone else."""
