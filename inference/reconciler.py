@@ -10,7 +10,7 @@ handled); embedded mode runs it in a thread of the web process.
 import logging
 import threading
 
-from django.db import close_old_connections
+from django.db import OperationalError, close_old_connections
 
 from inference.runs import reconcile_runs
 from verification.reconciler import reconcile_evaluations
@@ -33,6 +33,8 @@ def reconcile_forever(every_s: float = EVERY_S, *, stop: threading.Event | None 
         try:
             close_old_connections()
             reconcile()
+        except OperationalError as error:  # the database is away: one line a second, not a traceback
+            logger.error("the reconciler's pass failed, the database is unreachable (%s); trying again in %s s", error, every_s)
         except Exception:
             logger.exception("the reconciler's pass failed; trying again in %s s", every_s)
         if stop.wait(every_s):

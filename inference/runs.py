@@ -2,7 +2,7 @@
 
 Like an Evaluation (verification.evaluations), a run names the one job message that may run it:
 the message is recorded on the row before the row commits and sent after; a message that is not
-the run's does nothing. A running loop beats (`heartbeat_at`) every HEARTBEAT_S from a thread of
+the run's does nothing. A running loop beats (`heartbeat_at`) every `liveness.interval()` from a thread of
 its process, and only while the run still names its message: once it does not (the reconciler
 sent a new one), the loop stops without writing anything more. So at most one loop works on a
 run, and a run whose loop died is found by its silence and resumed from its last completed round,
@@ -14,23 +14,20 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
 
-from django.db import close_old_connections, transaction
+from django.db import OperationalError, close_old_connections, transaction
 from django.utils import timezone
 
 from inference.queues import INFERENCE_QUEUE
 from inference.transcript import Transcript
 from kernels.models import OptimizationRun
+from verification import liveness
 from verification.queues import HeldMessages, job_message, send_after_commit
-from verification.reconciler import GRACE, reconcile_each
+from verification.reconciler import grace, reconcile_each
 
 logger = logging.getLogger(__name__)
 
 RUN_ACTOR = "run_optimization"
-# A loop's process records that it is alive this often; a run silent for DEAD_AFTER has no loop.
-HEARTBEAT_S = 10
-DEAD_AFTER = timedelta(seconds=60)
 # Loops started on one run before it is failed: a run that kills its worker each time stops there.
 MAX_ATTEMPTS = 3
 
@@ -84,8 +81,7 @@ class Heartbeats:
     """Beats for every run this process's loops work on, in one thread; tells a loop when its run
     names another message."""
 
-    def __init__(self, interval_s: float):
-        self.interval_s = interval_s
+    def __init__(self):
         self._beating: dict[int, str | None] = {}  # run id -> the loop's message id
         self._superseded: set[int] = set()
         self._lock = threading.Lock()
@@ -123,29 +119,36 @@ class Heartbeats:
 
     def _run(self) -> None:
         while True:
-            time.sleep(self.interval_s)
+            every_s = liveness.interval().total_seconds()
+            time.sleep(every_s)
             try:
                 close_old_connections()
                 self.beat()
+            except OperationalError as error:
+                logger.error(
+                    "could not record the runs' heartbeats, the database is unreachable (%s); trying again in %s s",
+                    error,
+                    every_s,
+                )
             except Exception:
-                logger.exception("could not record the runs' heartbeats; trying again in %s s", self.interval_s)
+                logger.exception("could not record the runs' heartbeats; trying again in %s s", every_s)
 
 
-heartbeats = Heartbeats(HEARTBEAT_S)
+heartbeats = Heartbeats()
 
 
 def reconcile_runs(*, now=None) -> dict[int, str]:
     """Resume, or end, the unfinished runs no loop works on; returns what was done, by id."""
     now = now or timezone.now()
-    unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).filter(created_at__lt=now - GRACE)
+    unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).filter(created_at__lt=now - grace())
     held = HeldMessages()
     return reconcile_each(unfinished, lambda run: _reconcile(run, now, held))
 
 
 def _reconcile(run: OptimizationRun, now, held: HeldMessages) -> str | None:
-    if run.heartbeat_at is not None and run.heartbeat_at >= now - DEAD_AFTER:
+    if run.heartbeat_at is not None and run.heartbeat_at >= now - liveness.silence():
         return None
-    if run.enqueued_at is not None and run.enqueued_at >= now - GRACE:
+    if run.enqueued_at is not None and run.enqueued_at >= now - grace():
         return None
     if run.message_id and held.holds(INFERENCE_QUEUE, run.message_id):
         return None  # waiting for a loop, or given back by the broker after its worker died

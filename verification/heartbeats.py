@@ -1,23 +1,21 @@
 """Registering a worker process and keeping its heartbeat fresh while it runs.
 
 Fan-out sends work only to architectures with a live worker, so a worker that stops beating
-(killed, hung, network gone) stops receiving jobs within LIVE_HEARTBEAT_AGE.
+(killed, hung, network gone) stops receiving jobs within `liveness.silence()`.
 """
 
 import logging
 import os
 import threading
-from datetime import timedelta
 
-from django.db import close_old_connections
+from django.db import OperationalError, close_old_connections
 from django.utils import timezone
 
+from verification import liveness
 from verification.devices import Device
 from verification.models import GpuWorker
 
 logger = logging.getLogger(__name__)
-
-HEARTBEAT_INTERVAL = timedelta(seconds=15)
 
 
 class WorkerRegistration:
@@ -52,11 +50,16 @@ class WorkerRegistration:
         GpuWorker.objects.filter(name=self.name).update(last_heartbeat=timezone.now(), stopped_at=None)
 
     def _beat_until_stopped(self) -> None:
-        while not self._stop.wait(HEARTBEAT_INTERVAL.total_seconds()):
+        every_s = liveness.interval().total_seconds()
+        while not self._stop.wait(every_s):
             try:
                 self.beat()
+            except OperationalError as error:
+                logger.error(
+                    "heartbeat of %s failed, the database is unreachable (%s); retrying in %s s", self.name, error, every_s
+                )
             except Exception:
-                logger.exception("heartbeat of %s failed; retrying in %s", self.name, HEARTBEAT_INTERVAL)
+                logger.exception("heartbeat of %s failed; retrying in %s s", self.name, every_s)
             finally:
                 close_old_connections()
 

@@ -1,17 +1,14 @@
 """Workers: the processes that run the harness, one per GPU, registered by architecture."""
 
-from datetime import timedelta
-
 from django.db import models
 from django.utils import timezone
 
-# A worker whose last heartbeat is older than this is not sent new work.
-LIVE_HEARTBEAT_AGE = timedelta(seconds=90)
+from verification import liveness
 
 
 class GpuWorkerQuerySet(models.QuerySet):
     def live(self, *, now=None):
-        return self.filter(last_heartbeat__gte=(now or timezone.now()) - LIVE_HEARTBEAT_AGE, stopped_at__isnull=True)
+        return self.filter(last_heartbeat__gte=(now or timezone.now()) - liveness.silence(), stopped_at__isnull=True)
 
     def live_architectures(self) -> list[str]:
         return sorted(set(self.live().values_list("arch", flat=True)))
@@ -38,4 +35,4 @@ class GpuWorker(models.Model):
 
     @property
     def is_live(self) -> bool:
-        return self.stopped_at is None and self.last_heartbeat >= timezone.now() - LIVE_HEARTBEAT_AGE
+        return self.stopped_at is None and self.last_heartbeat >= timezone.now() - liveness.silence()

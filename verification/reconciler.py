@@ -10,22 +10,23 @@ Each action is logged with its reason, and the reason a person reads is on the r
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
 
 from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from kernels.models import Evaluation
-from verification import evaluations
+from verification import evaluations, liveness
 from verification.models import GpuWorker
 from verification.queues import HeldMessages
 
 logger = logging.getLogger(__name__)
 
-# A row sent less than this long ago may not have reached the broker yet (sends go after commit);
-# the runs' half (inference.runs) waits as long.
-GRACE = timedelta(seconds=60)
+
+def grace():
+    """A row sent less than this long ago may not have reached the broker yet (sends go after
+    commit); the runs' half (inference.runs) waits as long."""
+    return liveness.silence()
 
 
 def reconcile_evaluations(*, now=None) -> dict[int, str]:
@@ -34,9 +35,8 @@ def reconcile_evaluations(*, now=None) -> dict[int, str]:
     # A worker's name is its slot: a process restarted in the slot is live under the same name,
     # but its start says it is not the process that claimed what was running there before.
     live_workers = dict(GpuWorker.objects.live(now=now).values_list("name", "started_at"))
-    stale = Evaluation.objects.filter(status__in=Evaluation.PENDING, created_at__lt=now - GRACE).exclude(
-        enqueued_at__gte=now - GRACE
-    )
+    since = now - grace()
+    stale = Evaluation.objects.filter(status__in=Evaluation.PENDING, created_at__lt=since).exclude(enqueued_at__gte=since)
     held = HeldMessages()
     return reconcile_each(stale.select_related("candidate"), lambda evaluation: _reconcile(evaluation, live_workers, held))
 

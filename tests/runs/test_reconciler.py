@@ -81,7 +81,7 @@ def test_a_run_whose_loops_keep_dying_fails_with_a_reason(broker):
 
 def test_a_loop_stops_once_its_run_names_another_job(broker):
     run = started(broker)
-    beats = runs.Heartbeats(interval_s=3600)
+    beats = runs.Heartbeats()
     with beats.beating(run, run.message_id):
         beats.beat()
         assert not beats.superseded(run.pk)

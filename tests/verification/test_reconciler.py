@@ -11,6 +11,7 @@ from tests.kernels.factories import make_candidate
 from tests.verification.conftest import register
 from tests.verification.test_fanout import pending
 from verification import evaluations
+from verification.models import GpuWorker
 from verification.reconciler import reconcile_evaluations
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -63,8 +64,10 @@ def test_a_running_evaluation_on_a_live_worker_is_left_alone(broker):
     evaluation = queued_on_h100()
     broker.flush_all()
     running_on(evaluation, "test-host:h100:0")
+    at = later(0.5) + timedelta(seconds=40)
+    GpuWorker.objects.filter(name="test-host:h100:0").update(last_heartbeat=at)  # it kept beating
 
-    assert reconcile_evaluations(now=later(0.5) + timedelta(seconds=40)) == {}
+    assert reconcile_evaluations(now=at) == {}
 
 
 def test_a_running_evaluation_whose_worker_stopped_is_sent_again(broker):
@@ -84,8 +87,6 @@ def test_a_worker_restarted_in_the_same_slot_does_not_vouch_for_the_old_claim(br
     evaluation = queued_on_h100()
     broker.flush_all()
     running_on(evaluation, "test-host:h100:0")
-    from verification.models import GpuWorker
-
     GpuWorker.objects.filter(name="test-host:h100:0").update(started_at=timezone.now() + timedelta(seconds=1))
 
     assert list(reconcile_evaluations(now=later())) == [evaluation.pk]
