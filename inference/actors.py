@@ -149,7 +149,12 @@ def _save_candidate(run, transcript, round_number, code) -> Candidate | None:
     except SourceError as error:
         transcript.append(RunEvent.Kind.NO_CANDIDATE, text=f"The candidate is not evaluated: {error}", round=round_number)
         return None
-    if not created:
+    if not created and (candidate.run_id, candidate.round) == (run.pk, round_number):
+        # A loop that died made it in this very round: this one resumed the round, and waits for
+        # the verdicts of the same candidate (announced once).
+        if run.events.filter(kind=RunEvent.Kind.CANDIDATE, data__candidate=candidate.pk).exists():
+            return candidate
+    elif not created:
         transcript.append(
             RunEvent.Kind.NO_CANDIDATE,
             text=f"The model repeated the candidate of round {candidate.round}; it is not evaluated again.",

@@ -156,7 +156,7 @@ def rate(monkeypatch):
 # The fixtures through which a test runs real verifications (sandboxed processes, seconds each):
 # a test that uses one is marked `verifies`, and `make test-fast` leaves it out.
 VERIFYING_FIXTURES = frozenset(
-    {"verifier", "harness_cli", "sandboxed_harness", "cpu_worker", "inference_worker", "worker_process"}
+    {"verifier", "harness_cli", "sandboxed_harness", "cpu_worker", "inference_worker", "worker_process", "court_platform"}
 )
 
 
@@ -174,8 +174,8 @@ def sandboxed_harness():
     optimizer's inspection of a problem, or the harness's CLI in a process of its own."""
 
 
-# A test that starts the site in a process of its own and fuzzes it (schemathesis): marked `server`.
-SERVER_FIXTURES = frozenset({"api_server"})
+# A test that starts the site in processes of its own (schemathesis, the fault tests): marked `server`.
+SERVER_FIXTURES = frozenset({"api_server", "court_platform"})
 
 
 def pytest_collection_modifyitems(items):

@@ -110,3 +110,22 @@ def test_a_run_the_broker_refuses_is_still_started(broker, monkeypatch):
     assert OptimizationRun.objects.get(pk=run.pk).status == "queued"
     assert list(runs.reconcile_runs(now=later())) == [run.pk]
     assert pending(broker, INFERENCE_QUEUE) == 1
+
+
+def test_a_resumed_round_waits_for_the_candidate_its_dead_loop_made(broker):
+    from inference import transcript as transcript_module
+    from inference.actors import _save_candidate
+    from inference.transcript import Transcript
+    from kernels.models import RunEvent
+    from tests.kernels.factories import CANDIDATE_SOURCE
+
+    run = started(broker)
+    dead_loop, resumed = Transcript(run), Transcript(run)
+    made = _save_candidate(run, dead_loop, 1, CANDIDATE_SOURCE.format(scale=2))
+    transcript_module.writer.flush()
+
+    assert _save_candidate(run, resumed, 1, CANDIDATE_SOURCE.format(scale=2)) == made  # the same round, again
+    assert _save_candidate(run, resumed, 2, CANDIDATE_SOURCE.format(scale=2)) is None  # a later round repeating it
+    transcript_module.writer.flush()
+    kinds = list(run.events.order_by("seq").values_list("kind", flat=True))
+    assert kinds == [RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE]
