@@ -1,7 +1,8 @@
-"""Internal details (kernels.models.internal_details): a failure of ours (a database out of reach,
-a model server out of reach), written by the real writers and by the code before them, says what
-to do where everyone reads it and keeps the raw error for staff; the verdict's public part keeps
-the evidence without the host.
+"""Internal details (kernels.models.internal_details) reach no one but staff: the worker that
+verified, its host's platform, its paths, and the raw errors of our failures (a database out of
+reach, a model server out of reach), written by the real writers and by the code before them, are
+looked for on every route and socket (tests/kernels/walk.py) as an anonymous visitor and as a
+signed-in reporter; staff find them in the admin and on the pages.
 """
 
 import importlib
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 
 import psycopg
 import pytest
+from asgiref.sync import sync_to_async
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -18,9 +20,10 @@ from django.test import override_settings
 from evaluation.harness import HARNESS_VERSION
 from inference import actors as run_actors
 from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, ProofCheck, RunEvent
-from kernels.models.internal_details import public_verdict
+from kernels.models.internal_details import public_verdict, shown_to
 from tests.inference.model_server import unused_port
 from tests.kernels.factories import make_candidate, make_problem
+from tests.kernels.walk import Targets, walk_http, walk_sockets
 from verification import actors as job_actors
 from verification import evaluations, heartbeats, jobs
 from verification.devices import Device
@@ -29,7 +32,7 @@ from verification.queues import queues_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# Unique words in what only staff may see.
+# Unique words in what only staff may see (the walk reads real bodies).
 WORKER_HOST = "gpu-host-4e7d"
 PLATFORM = "Linux-6.1.0-kernel-8c1f-x86_64-with-glibc2.36"
 FOLDER = "court-internal-2b9a"  # a folder of the worker's, in the verdict's paths
@@ -37,9 +40,11 @@ DATABASE = "pg-internal-7a3c"  # the socket folder of a database out of reach
 MODEL_SERVER = "model-internal-5d0e"  # in the model server's URL
 SANDBOX = "bwrap-internal-9f2b"  # bubblewrap's own error on the host
 TRACEBACK = "Traceback (most recent call last)"
+INTERNAL = (WORKER_HOST, PLATFORM, FOLDER, DATABASE, "OperationalError", MODEL_SERVER, SANDBOX, TRACEBACK)
 # What stays public: the evidence, and what went wrong in words a person can act on.
 GPU, TORCH = "NVIDIA H100 80GB HBM3", "2.13.0+public"
 EVALUATION_FAILED = "The evaluation failed 4 times on our side, not because of this kernel"
+PUBLIC = (GPU, TORCH, "reference.pt", EVALUATION_FAILED, run_actors.MODEL_UNAVAILABLE)
 
 VERDICT = {
     "harness_version": HARNESS_VERSION,
@@ -86,6 +91,16 @@ class World:
     report: HackReport  # the reporter's, whose proof check failed on our side
     worker: GpuWorker
     users: dict
+
+    def targets(self) -> Targets:
+        return Targets(
+            problems=[self.kernel.problem_id],
+            kernels=[self.kernel.pk, self.broken.pk],
+            runs=[self.old_run.pk, self.run.pk],
+            reports=[self.report.pk],
+            users=list(self.users.values()),
+            workers=[self.worker.pk],
+        )
 
 
 def fails_like_the_database(*args, **kwargs):
@@ -222,3 +237,48 @@ def test_the_public_verdict_keeps_the_evidence_without_the_host():
     assert shown["timing"] == VERDICT["timing"]
     confined = {"confined": True, "detail": "bubblewrap: new user, PID and network namespaces"}
     assert public_verdict({**VERDICT, "sandbox": confined})["sandbox"] == confined
+
+
+def test_pages_show_staff_the_worker_and_no_one_else(world):
+    anonymous = shown_to(None, world.kernel.evaluations.all())
+    staff = shown_to(world.users["staff"], world.kernel.evaluations.all())
+    assert anonymous[0].internal is None and "platform" not in anonymous[0].shown_env
+    assert WORKER_HOST in staff[0].internal["worker"] and staff[0].shown_env["platform"] == PLATFORM
+
+
+def test_the_api_schema_has_no_worker(client):
+    evaluation = client.get("/api/schema/", {"format": "json"}).json()["components"]["schemas"]["Evaluation"]["properties"]
+    assert "worker" not in evaluation and {"env", "verdict", "reason"} <= set(evaluation)
+
+
+@pytest.mark.parametrize("who", ["anonymous", "reporter"])
+def test_no_route_shows_an_internal_detail(world, who):
+    found = walk_http(world.targets(), world.users.get(who), (*INTERNAL, *PUBLIC))
+    assert {marker: found[marker] for marker in INTERNAL} == dict.fromkeys(INTERNAL, set())
+    assert {"kernels/%(pk)s/", "api/evaluations/%(pk)s/", "kernels/%(pk)s/bundle.zip"} <= found[GPU]
+    assert {"api/leaderboard/%(arch)s/export.jsonl", "api/candidates/%(pk)s/"} <= found[TORCH]
+    assert {"kernels/%(pk)s/", "api/evaluations/%(pk)s/", "kernels/%(pk)s/bundle.zip"} <= found["reference.pt"]
+    assert {"kernels/%(pk)s/", "api/evaluations/%(pk)s/", "api/candidates/%(pk)s/"} <= found[EVALUATION_FAILED]
+    assert {"runs/%(pk)s/", "api/runs/%(pk)s/"} <= found[run_actors.MODEL_UNAVAILABLE]
+
+
+def test_staff_find_them(world):
+    found = walk_http(world.targets(), world.users["staff"], INTERNAL)
+    evaluation, run = "admin/kernels/evaluation/%(object_id)s/change/", "admin/kernels/optimizationrun/%(object_id)s/change/"
+    assert {evaluation, "admin/evaluation/gpuworker/%(object_id)s/change/", "kernels/%(pk)s/"} <= found[WORKER_HOST]
+    assert {evaluation, "kernels/%(pk)s/", "api/evaluations/%(pk)s/"} <= found[PLATFORM]
+    assert {evaluation, "api/evaluations/%(pk)s/"} <= found[SANDBOX]
+    check = "admin/kernels/proofcheck/%(object_id)s/change/"
+    assert {evaluation, run, check, "kernels/%(pk)s/", "runs/%(pk)s/"} <= found[DATABASE]
+    assert {run, "runs/%(pk)s/"} <= found[MODEL_SERVER]
+
+
+@pytest.mark.parametrize("who", ["anonymous", "reporter"])
+async def test_no_socket_sends_an_internal_detail(who):
+    world = await sync_to_async(build_world)()
+    answers = await walk_sockets(world.targets(), world.users.get(who))
+    assert {path: [marker for marker in INTERNAL if marker in sent] for path, sent in answers.items()} == dict.fromkeys(
+        answers, []
+    )
+    assert run_actors.MODEL_UNAVAILABLE in answers[f"/ws/runs/{world.run.pk}/"]
+    assert run_actors.OUR_ERROR in answers[f"/ws/runs/{world.old_run.pk}/"]

@@ -1,6 +1,6 @@
 """A walk of every route of the URLconf and every WebSocket route, its parameters aimed at chosen
 objects, as a given user: what each answer says, for tests that something appears nowhere it must
-not (tests/kernels/test_hidden_walk.py).
+not (tests/kernels/test_hidden_walk.py, tests/kernels/test_internal_details.py).
 
 The routes are read from the URLconf and config.routing, so a new route is walked as soon as it
 exists; one whose parameters the walk cannot fill fails the walk until PARAMETERS says how.
