@@ -9,6 +9,7 @@ cancels, or when the model fails.
 
 import logging
 import time
+import traceback
 
 import dramatiq
 from django.conf import settings
@@ -43,14 +44,38 @@ class Cancelled(Exception):
     pass
 
 
+class ModelFailed(Exception):
+    """The backend could not finish its answer. Its message is for staff (it names the model
+    server and its settings); the run says only what the requester can do."""
+
+    def __init__(self, message: str, *, retryable: bool):
+        super().__init__(message)
+        self.retryable = retryable
+
+
+# What a failed run tells everyone who can see it (kernels.models.internal_details); the raw error
+# is kept for staff in `error_detail`.
+MODEL_UNAVAILABLE = "The model could not finish its answer (its server failed or was out of reach); try again in a few minutes."
+MODEL_REFUSED = "The model could not take this run's request; staff can see why. Try another backend meanwhile."
+OUR_ERROR = "The run stopped on an error of ours, not of the problem's; staff can see what happened. Start it again."
+
+
+def public_error(exc: Exception) -> str:
+    if isinstance(exc, ModelFailed):
+        return MODEL_UNAVAILABLE if exc.retryable else MODEL_REFUSED
+    return OUR_ERROR
+
+
 def _cancel_requested(run: OptimizationRun) -> bool:
     return OptimizationRun.objects.filter(pk=run.pk, cancel_requested_at__isnull=False).exists()
 
 
-def _set_status(run: OptimizationRun, transcript: Transcript, status: str, *, error: str = "", round: int = 0) -> None:
+def _set_status(
+    run: OptimizationRun, transcript: Transcript, status: str, *, error: str = "", error_detail: str = "", round: int = 0
+) -> None:
     run.status = status
-    run.error = error
-    fields = ["status", "error", "started_at"]
+    run.error, run.error_detail = error, error_detail
+    fields = ["status", "error", "error_detail", "started_at"]
     if status in OptimizationRun.FINISHED:
         run.finished_at = timezone.now()
         fields.append("finished_at")
@@ -80,7 +105,7 @@ def _generate(run, transcript, round_number, messages) -> str:
                 elif isinstance(event, Error):
                     if cancelled():
                         raise Cancelled
-                    raise RuntimeError(event.message)
+                    raise ModelFailed(event.message, retryable=event.retryable)
                 if cancelled():
                     raise Cancelled
     finally:
@@ -228,5 +253,13 @@ def _loop(run: OptimizationRun) -> None:
         logger.exception("run %s stopped: the database failed; it will be resumed", run.pk)
     except Exception as exc:
         logger.exception("run %s failed", run.pk)
-        transcript.append(RunEvent.Kind.ERROR, text=str(exc), round=run.rounds_completed)
-        _set_status(run, transcript, OptimizationRun.Status.FAILED, error=str(exc), round=run.rounds_completed)
+        error = public_error(exc)
+        transcript.append(RunEvent.Kind.ERROR, text=error, round=run.rounds_completed)
+        _set_status(
+            run,
+            transcript,
+            OptimizationRun.Status.FAILED,
+            error=error,
+            error_detail=traceback.format_exc(),
+            round=run.rounds_completed,
+        )

@@ -55,9 +55,7 @@ def claim(run_id: int, *, message_id: str | None) -> OptimizationRun | None:
             logger.info("run %s belongs to message %s, not %s; nothing to do", run_id, run.message_id, message_id)
             return None
         if run.attempts >= MAX_ATTEMPTS:
-            finish(
-                run, OptimizationRun.Status.FAILED, error=f"The run's worker stopped {run.attempts} times; it was not resumed."
-            )
+            finish(run, OptimizationRun.Status.FAILED, error=_stopped_too_often(run))
             return None
         run.attempts += 1
         run.heartbeat_at = timezone.now()

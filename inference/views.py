@@ -8,6 +8,7 @@ from inference import services
 from inference.forms import RunForm
 from kernels import selectors
 from kernels.models import OptimizationRun, Problem
+from kernels.models.internal_details import error_detail_for
 from kernels.models.visibility import TAKEN_DOWN, can_view
 from kernels.rate_limits import limit_posts
 from kernels.services import submit_problem
@@ -61,7 +62,7 @@ def demo(request):
             .filter(origin=Problem.Origin.KERNELBENCH)
             .only("id", "level", "task", "title"),
             "problem_count": selectors.listed_problems().count(),
-            "sandbox_warning": unconfined_warning(),
+            "sandbox_warning": unconfined_warning(request.user),
         },
     )
 
@@ -81,11 +82,12 @@ def run_detail(request, pk):
         "inference/run.html",
         {
             "run": run,
+            "error_detail": error_detail_for(request.user, run),
             "transcript": transcript,
             "known_kernels": selectors.verified_kernels_of(run.problem),
             "can_cancel": not run.is_finished
             and services.can_control(run, user=request.user, session_key=request.session.session_key or ""),
-            "sandbox_warning": unconfined_warning(),
+            "sandbox_warning": unconfined_warning(request.user),
             "unconfined_verdicts": unconfined_verdicts(e for found in evaluations.values() for e in found),
         },
     )

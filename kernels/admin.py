@@ -193,7 +193,7 @@ class EvaluationAdmin(admin.ModelAdmin):
     list_filter = ["arch", "status", "harness_version", "precision_tier"]
     search_fields = ["reason", "worker", "candidate__problem__title"]
     raw_id_fields = ["candidate"]
-    readonly_fields = ["verdict_pretty", "env_pretty", "created_at", "started_at", "finished_at"]
+    readonly_fields = ["verdict_pretty", "env_pretty", "worker", "error_detail", "created_at", "started_at", "finished_at"]
     exclude = ["verdict", "env"]
 
     @admin.display(description="Verdict")
@@ -210,7 +210,7 @@ class OptimizationRunAdmin(admin.ModelAdmin):
     list_display = ["id", "problem", "requester", "backend", "status", "rounds_completed", "max_rounds", "created_at"]
     list_filter = ["status", "backend"]
     raw_id_fields = ["problem", "requester"]
-    readonly_fields = ["created_at", "started_at", "finished_at"]
+    readonly_fields = ["error_detail", "created_at", "started_at", "finished_at"]
 
 
 @admin.register(HackReport)

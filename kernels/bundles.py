@@ -1,7 +1,8 @@
 """Downloads: a kernel as a .py file, and a zip that re-runs its verification anywhere.
 
 The zip holds the problem, the kernel, our verdicts as JSON, a copy of the harness and a script
-that runs the harness CLI on them, so anyone with torch can check our numbers.
+that runs the harness CLI on them, so anyone with torch can check our numbers. It is made to be
+passed on, so its verdicts are the public ones whoever downloads it (kernels.models.internal_details).
 """
 
 import io
@@ -10,6 +11,7 @@ import zipfile
 from pathlib import Path
 
 from kernels.models import Candidate
+from kernels.models.internal_details import public_verdict
 
 HARNESS_DIR = Path(__file__).resolve().parent.parent / "evaluation" / "harness"
 
@@ -26,7 +28,7 @@ README = """Kernel Court: {title}
 
 problem.py        the reference module ({label})
 kernel.py         candidate #{pk} ({language}, {origin})
-verdicts/*.json   our verdict on each architecture, as the harness wrote it
+verdicts/*.json   our verdict on each architecture, as the harness wrote it (without our hosts' details)
 verify.sh         re-runs the verification here:  sh verify.sh   (DEVICE=cpu sh verify.sh without a GPU)
 evaluation/       the harness that produced the verdicts (harness version {version})
 
@@ -50,7 +52,7 @@ def bundle(candidate: Candidate, *, page_url: str) -> bytes:
         archive.writestr(f"{root}/kernel.py", candidate.code)
         for evaluation in candidate.evaluations.all():
             name = f"{root}/verdicts/{evaluation.arch}-harness{evaluation.harness_version}.json"
-            archive.writestr(name, json.dumps(evaluation.verdict, indent=2, sort_keys=True))
+            archive.writestr(name, json.dumps(public_verdict(evaluation.verdict), indent=2, sort_keys=True))
         info = zipfile.ZipInfo(f"{root}/verify.sh")
         info.external_attr = 0o755 << 16
         archive.writestr(info, VERIFY_SCRIPT)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from kernels.models import Evaluation, Problem
+from kernels.models.internal_details import public_env
 
 SPEEDUP_COLUMNS = {
     "eager": "speedup_eager",
@@ -140,7 +141,8 @@ def export_lines(arch: str, *, site_url: str = "") -> list[dict]:
     """The leaderboard as CUDA-L1's release shape: one line per listed problem, plus our fields.
 
     `score_*` are our measured speedups (where CUDA-L1 published theirs); `custom_code` is null
-    where no kernel is verified here. Everything we measured besides is under `measured`.
+    where no kernel is verified here. Everything we measured besides is under `measured`, with the
+    environment's public part only: the file is made to be passed on.
     """
     best = {row.candidate.problem_id: row for row in best_per_problem(arch)}
     lines = []
@@ -170,7 +172,7 @@ def export_lines(arch: str, *, site_url: str = "") -> list[dict]:
                 "flags": row.flags,
                 "candidate_ms": row.candidate_ms,
                 "max_rel_error": row.max_rel_error,
-                "env": row.env,
+                "env": public_env(row.env),
                 "degenerate_problem": bool(problem.degenerate),
                 "url": f"{site_url}{row.candidate.get_absolute_url()}",
             }

@@ -9,6 +9,7 @@ from kernels import leaderboard, selectors, services
 from kernels.bundles import bundle, kernel_filename
 from kernels.forms import HackReportForm
 from kernels.models import Candidate, Problem
+from kernels.models.internal_details import shown_to
 from kernels.presentation import highlighted_diff, highlighted_python
 from kernels.rate_limits import limit_posts
 
@@ -58,7 +59,7 @@ def candidate_detail(request, pk):
             "candidate": candidate,
             "code": highlighted_python(candidate.code),
             "diff": highlighted_diff(candidate.problem.source, candidate.code),
-            "evaluations": selectors.evaluations_of(candidate),
+            "evaluations": shown_to(request.user, selectors.evaluations_of(candidate)),
             "report_form": HackReportForm(),
         },
     )

@@ -9,6 +9,7 @@ ends as `failed`, with the reason, after its last retry.
 
 import logging
 import time
+import traceback
 
 import dramatiq
 
@@ -31,7 +32,7 @@ def evaluate(evaluation_id: int) -> None:
         began = time.monotonic()
         verdict = run_harness(evaluation.candidate, on_progress=lambda stage: evaluations.advance(evaluation, stage))
         harness_seconds = round(time.monotonic() - began, 3)
-    except Exception as exc:
+    except Exception:
         logger.exception("evaluation %s of candidate %s on %s failed", evaluation_id, evaluation.candidate_id, evaluation.arch)
         retries = retries_so_far()
         if retries < MAX_RETRIES:
@@ -39,7 +40,8 @@ def evaluate(evaluation_id: int) -> None:
         else:
             evaluations.fail(
                 evaluation,
-                f"The evaluation failed {retries + 1} times on our side ({type(exc).__name__}: {exc}); staff can re-verify it.",
+                f"The evaluation failed {retries + 1} times on our side, not because of this kernel; staff can re-verify it.",
+                detail=traceback.format_exc(),
             )
         raise
     evaluations.record_verdict(evaluation, verdict, worker=worker.name, harness_seconds=harness_seconds)

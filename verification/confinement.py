@@ -7,14 +7,17 @@ embedded mode may, and then every page that starts or shows a run says so.
 from django.conf import settings
 
 from evaluation.harness.sandbox import confinement
+from kernels.models.internal_details import shows_internal_details
 
 
-def unconfined_warning() -> str | None:
-    """None where bubblewrap confines user code on this host; otherwise what a visitor should know."""
+def unconfined_warning(user=None) -> str | None:
+    """None where bubblewrap confines user code on this host; otherwise what a visitor should know,
+    and for staff why (the host's own error: kernels.models.internal_details)."""
     state = confinement()
     if state.confined:
         return None
-    return f"This server runs pasted code and candidates without the OS sandbox ({state.detail}). " + (
+    why = f" ({state.detail})" if shows_internal_details(user) else ""
+    return f"This server runs pasted code and candidates without the OS sandbox{why}. " + (
         "It refuses to run them."
         if settings.SANDBOX_REQUIRED
         else "Only run code you trust here: embedded mode allows it, production never does."

@@ -100,7 +100,9 @@ def claim(evaluation_id: int, *, worker: str, arch: str, message_id: str | None)
             return None
         if evaluation.arch != arch:
             fail(
-                evaluation, f"Sent to a {arch} worker, but it is an evaluation for {evaluation.arch}: check the worker's queues."
+                evaluation,
+                f"Not run: its job reached a worker for {arch}, not {evaluation.arch}. Staff can re-verify it.",
+                detail=f"Worker {worker} took this job from {evaluation.queue}: check that worker's queues.",
             )
             return None
         if evaluation.attempts >= MAX_ATTEMPTS:
@@ -137,12 +139,13 @@ def back_to_queue(evaluation_id: int) -> None:
     _publish_on_commit(Evaluation.objects.select_related("candidate").get(pk=evaluation_id))
 
 
-def fail(evaluation: Evaluation, reason: str) -> None:
-    """Not evaluated, for a reason of ours (infrastructure), in words staff and the author can act on."""
+def fail(evaluation: Evaluation, reason: str, *, detail: str = "") -> None:
+    """Not evaluated, for a reason of ours (infrastructure): `reason` in words the author can act on,
+    shown to everyone; `detail`, the raw error, for staff alone (kernels.models.internal_details)."""
     evaluation.status, evaluation.stage = Evaluation.Status.FAILED, Evaluation.Stage.DONE
-    evaluation.reason = reason
+    evaluation.reason, evaluation.error_detail = reason, detail
     evaluation.finished_at = timezone.now()
-    evaluation.save(update_fields=["status", "stage", "reason", "finished_at"])
+    evaluation.save(update_fields=["status", "stage", "reason", "error_detail", "finished_at"])
     _publish_on_commit(evaluation)
 
 

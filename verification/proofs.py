@@ -5,6 +5,7 @@ are told by mail, and they confirm or reject the report. Every outcome is in the
 """
 
 import logging
+import traceback
 
 import dramatiq
 from django.conf import settings
@@ -16,6 +17,7 @@ from django.utils import timezone
 from evaluation.harness import verdict as harness_verdict
 from kernels.curation import audit, curate_kernel
 from kernels.models import Curation, HackReport, ProofCheck
+from kernels.models.internal_details import without_paths
 from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
 from verification.queues import queue_for
 
@@ -30,7 +32,7 @@ def check_proof(proof_check_id: int) -> None:
         return
     try:
         verdict = run_harness(check.report.candidate, proof_inputs_source=check.report.proof_code)
-    except Exception as exc:
+    except Exception:
         logger.exception("proof check %s of report %s on %s failed", check.pk, check.report_id, check.arch)
         retries = retries_so_far()
         if retries >= MAX_RETRIES:  # the last try: say so, rather than leave the check queued for ever
@@ -38,7 +40,8 @@ def check_proof(proof_check_id: int) -> None:
                 check,
                 {
                     "status": "failed",
-                    "reason": f"The check failed {retries + 1} times on our side ({type(exc).__name__}: {exc}).",
+                    "reason": f"The check failed {retries + 1} times on our side, not because of the proof; staff will look.",
+                    "error_detail": traceback.format_exc(),  # staff's: the check's verdict is shown only in the admin
                 },
             )
         raise
@@ -77,7 +80,7 @@ def record_proof_verdict(check: ProofCheck, verdict: dict) -> None:
     """A kernel that breaks on the proof's inputs goes under review at once, and staff are told."""
     report, candidate = check.report, check.report.candidate
     check.status = OUTCOMES.get(verdict.get("status"), ProofCheck.Status.FAILED)
-    check.reason = verdict.get("reason", "")
+    check.reason = without_paths(verdict.get("reason", ""))  # the reporter reads it; the verdict keeps it whole
     check.verdict = verdict
     check.finished_at = timezone.now()
     breaks = check.status == ProofCheck.Status.BREAKS
@@ -99,7 +102,8 @@ def record_proof_verdict(check: ProofCheck, verdict: dict) -> None:
         else f"Report {report.pk}'s proof could not be checked against kernel {candidate.pk}",
         message=(
             f"On {check.arch}, with the inputs of hack report {report.pk}, the harness said: {check.reason}\n"
-            f"Kernel: {settings.SITE_URL}{candidate.get_absolute_url()}\n"
+            + (f"The error:\n{verdict['error_detail']}\n" if verdict.get("error_detail") else "")
+            + f"Kernel: {settings.SITE_URL}{candidate.get_absolute_url()}\n"
             + (
                 "Triage it in the admin: confirm (delist) or reject the report."
                 if breaks

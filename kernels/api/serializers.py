@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from kernels.models import Candidate, Claim, Evaluation, HackReport, Problem
+from kernels.models.internal_details import env_for, verdict_for
 from kernels.validation import SourceError, validate_candidate, validate_problem, validate_proof_inputs
 
 
@@ -54,6 +55,9 @@ class ClaimSerializer(serializers.ModelSerializer):
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
+    """An evaluation as the viewer may see it: the worker is never shown here (staff find it in the
+    admin), and the environment and verdict hold the host's details for staff alone."""
+
     class Meta:
         model = Evaluation
         fields = [
@@ -64,7 +68,6 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "status",
             "stage",
             "reason",
-            "worker",
             "precision_tier",
             "max_abs_error",
             "max_rel_error",
@@ -82,6 +85,12 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "finished_at",
         ]
         read_only_fields = fields
+
+    def to_representation(self, evaluation):
+        data = super().to_representation(evaluation)
+        user = getattr(self.context.get("request"), "user", None)
+        data["env"], data["verdict"] = env_for(user, evaluation), verdict_for(user, evaluation)
+        return data
 
 
 class CandidateSerializer(serializers.ModelSerializer):

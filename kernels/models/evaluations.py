@@ -8,6 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from evaluation.harness import verdict as harness_verdict
+from kernels.models.internal_details import without_paths
 from kernels.models.visibility import EvaluationQuerySet
 
 
@@ -37,8 +38,10 @@ class Evaluation(models.Model):
     harness_version = models.CharField(max_length=32)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.QUEUED)
-    reason = models.TextField(blank=True)
-    worker = models.CharField(max_length=200, blank=True, help_text="The worker that ran it (host, device)")
+    reason = models.TextField(blank=True, help_text="Public: the deciding check's message, or what failed and what to do")
+    # Staff only (kernels.models.internal_details): who ran it, and the raw error behind a failure of ours.
+    worker = models.CharField(max_length=200, blank=True, help_text="Staff only: the worker that ran it (host, device)")
+    error_detail = models.TextField(blank=True, help_text="Staff only: the raw error behind a failure of ours")
 
     verdict = models.JSONField(default=dict, blank=True)
     precision_tier = models.CharField(max_length=16, blank=True)
@@ -152,7 +155,7 @@ class Evaluation(models.Model):
         self.verdict = verdict
         self.status = verdict["status"]
         self.stage = self.Stage.DONE
-        self.reason = verdict.get("reason", "")
+        self.reason = without_paths(verdict.get("reason", ""))  # the verdict keeps it whole, for staff
         self.precision_tier = correctness.get("precision_tier", "") or ""
         self.max_abs_error = correctness.get("max_abs_error")
         self.max_rel_error = correctness.get("max_rel_error")

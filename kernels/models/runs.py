@@ -28,7 +28,9 @@ class OptimizationRun(models.Model):
     rounds_completed = models.PositiveSmallIntegerField(default=0)
     target_speedup = models.FloatField(null=True, blank=True)
     prompt_template = models.CharField(max_length=100, blank=True, help_text="Template name and version used")
+    # Public: what stopped the run and what to do (kernels.models.internal_details); the raw error is staff's.
     error = models.TextField(blank=True)
+    error_detail = models.TextField(blank=True, help_text="Staff only: the raw error behind `error`")
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
     # The run loop's job: the one message that may run it (inference.runs), how many times a loop
     # started on it, and the loop's last sign of life, by which the reconciler tells a dead loop.

@@ -193,6 +193,7 @@ def test_a_check_that_keeps_failing_on_our_side_ends_failed_not_queued(kernel, w
         actors.check_proof.fn(check.pk)  # outside a worker's retries: as on the last try
     check.refresh_from_db()
     kernel.refresh_from_db()
-    assert check.status == "failed" and "cannot fork the sandbox" in check.reason
+    assert check.status == "failed" and "on our side" in check.reason and "cannot fork" not in check.reason
+    assert "cannot fork the sandbox" in check.verdict["error_detail"]  # staff's alone
     assert kernel.curation == "listed"
-    assert "could not be checked" in mail.outbox[0].subject
+    assert "could not be checked" in mail.outbox[0].subject and "cannot fork the sandbox" in mail.outbox[0].body
