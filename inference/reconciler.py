@@ -1,4 +1,4 @@
-"""The reconciler: a periodic pass that gives every unfinished run and pending Evaluation a job that
+"""The reconciler: a periodic pass that gives every unfinished run, pending Evaluation and proof check a job that
 will finish it, or ends it with a reason a person can read (inference.runs, verification.reconciler).
 
 Jobs are lost in ways no job can notice itself: a send after commit that failed, a broker restarted
@@ -13,7 +13,7 @@ import threading
 from django.db import OperationalError, close_old_connections
 
 from inference.runs import reconcile_runs
-from verification.reconciler import reconcile_evaluations
+from verification.reconciler import reconcile_evaluations, reconcile_proof_checks
 
 logger = logging.getLogger(__name__)
 
@@ -22,7 +22,11 @@ EVERY_S = 60
 
 def reconcile(*, now=None) -> dict[str, dict[int, str]]:
     """One pass; what it did, by kind and id."""
-    return {"runs": reconcile_runs(now=now), "evaluations": reconcile_evaluations(now=now)}
+    return {
+        "runs": reconcile_runs(now=now),
+        "evaluations": reconcile_evaluations(now=now),
+        "proof checks": reconcile_proof_checks(now=now),
+    }
 
 
 def reconcile_forever(every_s: float = EVERY_S, *, stop: threading.Event | None = None) -> None:

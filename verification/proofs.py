@@ -18,17 +18,22 @@ from evaluation.harness import verdict as harness_verdict
 from kernels.curation import audit, curate_kernel
 from kernels.models import Curation, HackReport, ProofCheck
 from kernels.models.internal_details import without_paths
+from verification.evaluations import MAX_ATTEMPTS
+from verification.heartbeats import current_registration
 from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
-from verification.queues import queue_for
+from verification.queues import current_message_id, job_message, queue_for, send_after_commit
 
 logger = logging.getLogger(__name__)
 
 
-@dramatiq.actor(queue_name=queue_for("cpu"), **JOB_OPTIONS)
+PROOF_ACTOR = "check_proof"
+
+
+@dramatiq.actor(actor_name=PROOF_ACTOR, queue_name=queue_for("cpu"), **JOB_OPTIONS)
 def check_proof(proof_check_id: int) -> None:
     """Run a hack report's proof inputs against its kernel on this worker's architecture."""
-    check = ProofCheck.objects.select_related("report__candidate__problem").get(pk=proof_check_id)
-    if check.status != ProofCheck.Status.QUEUED:
+    check = claim(proof_check_id, message_id=current_message_id())
+    if check is None:
         return
     try:
         verdict = run_harness(check.report.candidate, proof_inputs_source=check.report.proof_code)
@@ -53,16 +58,47 @@ def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofChec
     for arch in archs:
         check, created = ProofCheck.objects.get_or_create(report=report, arch=arch)
         if created:
-            queue = queue_for(arch)
-
-            def send(check_id=check.pk, queue=queue):
-                broker = dramatiq.get_broker()
-                broker.declare_queue(queue)
-                broker.enqueue(check_proof.message(check_id).copy(queue_name=queue))
-
-            transaction.on_commit(send)
+            send(check)
             checks.append(check)
     return checks
+
+
+def send(check: ProofCheck) -> None:
+    """Record a new job message on the check and send it once the row commits (an Evaluation's
+    discipline, verification.evaluations.send): a lost one is sent again by the reconciler."""
+    message = job_message(queue_for(check.arch), PROOF_ACTOR, check.pk)
+    check.message_id, check.queue, check.enqueued_at = message.message_id, message.queue_name, timezone.now()
+    check.worker, check.started_at = "", None
+    check.save(update_fields=["message_id", "queue", "enqueued_at", "worker", "started_at"])
+    send_after_commit(message)
+
+
+def claim(check_id: int, *, message_id: str | None) -> ProofCheck | None:
+    """The check, started by this worker; None when this message has nothing to do (the check is
+    finished, or names another message). One whose workers kept dying ends failed."""
+    with transaction.atomic():
+        check = ProofCheck.objects.select_for_update().select_related("report__candidate__problem").get(pk=check_id)
+        if check.status != ProofCheck.Status.QUEUED:
+            return None
+        if message_id is not None and check.message_id and message_id != check.message_id:
+            logger.info("proof check %s belongs to message %s, not %s; nothing to do", check_id, check.message_id, message_id)
+            return None
+        exhausted = check.attempts >= MAX_ATTEMPTS
+        if not exhausted:
+            check.attempts += 1
+            check.worker, check.started_at = current_registration().name, timezone.now()
+            check.save(update_fields=["attempts", "worker", "started_at"])
+    if exhausted:
+        record_proof_verdict(check, stopped_too_often(check.attempts))
+        return None
+    return check
+
+
+def stopped_too_often(attempts: int) -> dict:
+    return {
+        "status": "failed",
+        "reason": f"The worker stopped {attempts} times while checking this proof; it was not run again. Staff will look.",
+    }
 
 
 # What a proof check found, by the harness's status. A kernel wrong or caught cheating on the run

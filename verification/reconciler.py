@@ -15,8 +15,8 @@ from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.utils import timezone
 
-from kernels.models import Evaluation
-from verification import evaluations, liveness
+from kernels.models import Evaluation, ProofCheck
+from verification import evaluations, liveness, proofs
 from verification.models import GpuWorker
 from verification.queues import HeldMessages
 
@@ -32,13 +32,17 @@ def grace():
 def reconcile_evaluations(*, now=None) -> dict[int, str]:
     """Send again, or fail, the pending evaluations nothing will run; returns what was done, by id."""
     now = now or timezone.now()
-    # A worker's name is its slot: a process restarted in the slot is live under the same name,
-    # but its start says it is not the process that claimed what was running there before.
-    live_workers = dict(GpuWorker.objects.live(now=now).values_list("name", "started_at"))
+    live_workers = _live_workers(now)
     since = now - grace()
     stale = Evaluation.objects.filter(status__in=Evaluation.PENDING, created_at__lt=since).exclude(enqueued_at__gte=since)
     held = HeldMessages()
     return reconcile_each(stale.select_related("candidate"), lambda evaluation: _reconcile(evaluation, live_workers, held))
+
+
+def _live_workers(now) -> dict:
+    # A worker's name is its slot: a process restarted in the slot is live under the same name,
+    # but its start says it is not the process that claimed what was running there before.
+    return dict(GpuWorker.objects.live(now=now).values_list("name", "started_at"))
 
 
 def reconcile_each(rows: QuerySet, act: Callable[[Model], str | None]) -> dict[int, str]:
@@ -64,11 +68,8 @@ def _reconcile(evaluation: Evaluation, live_workers: dict, held: HeldMessages) -
             return None
         evaluations.send(evaluation)
         return "sent again: the broker no longer held its job"
-    started = live_workers.get(evaluation.worker)
-    if started is not None and evaluation.started_at is not None and started <= evaluation.started_at:
-        return None  # its worker runs it, or its time limit ends it
-    if evaluation.message_id and evaluation.queue and held.holds(evaluation.queue, evaluation.message_id):
-        return None  # the broker gives the message back to another worker
+    if _under_way(evaluation, live_workers, held):
+        return None
     if evaluation.attempts >= evaluations.MAX_ATTEMPTS:
         evaluations.fail(
             evaluation,
@@ -78,3 +79,34 @@ def _reconcile(evaluation: Evaluation, live_workers: dict, held: HeldMessages) -
         return "failed: its workers stopped too many times"
     evaluations.send(evaluation)
     return f"sent again: its worker {evaluation.worker or '(unknown)'} stopped and its job was lost"
+
+
+def _under_way(row: Evaluation | ProofCheck, live_workers: dict, held: HeldMessages) -> bool:
+    """Started by a worker still live that has not restarted since (it runs the job, or its time
+    limit ends it), or with its message still in the broker (waiting, or to be given back to
+    another worker once its own stopped beating)."""
+    started = live_workers.get(row.worker)
+    if started is not None and row.started_at is not None and started <= row.started_at:
+        return True
+    return bool(row.message_id and row.queue and held.holds(row.queue, row.message_id))
+
+
+def reconcile_proof_checks(*, now=None) -> dict[int, str]:
+    """Send again, or fail, the proof checks nothing will run (a hack report's evidence must not
+    wait for ever); returns what was done, by id."""
+    now = now or timezone.now()
+    live_workers = _live_workers(now)
+    since = now - grace()
+    stale = ProofCheck.objects.filter(status=ProofCheck.Status.QUEUED, created_at__lt=since).exclude(enqueued_at__gte=since)
+    held = HeldMessages()
+    return reconcile_each(stale.select_related("report__candidate"), lambda check: _reconcile_proof(check, live_workers, held))
+
+
+def _reconcile_proof(check: ProofCheck, live_workers: dict, held: HeldMessages) -> str | None:
+    if _under_way(check, live_workers, held):
+        return None
+    if check.attempts >= evaluations.MAX_ATTEMPTS:
+        proofs.record_proof_verdict(check, proofs.stopped_too_often(check.attempts))
+        return "failed: its workers stopped too many times"
+    proofs.send(check)
+    return "sent again: the broker no longer held its job"

@@ -17,6 +17,14 @@ class ProofCheck(models.Model):
     verdict = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Its job, as an Evaluation's (verification.proofs): the one message that may run it, and which
+    # worker started it when, for the reconciler to tell a lost job from one under way.
+    message_id = models.CharField(max_length=64, blank=True)
+    queue = models.CharField(max_length=64, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True, help_text="Staff only: the worker that ran it")
+    started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["report", "arch"]

@@ -3,16 +3,17 @@
 from datetime import timedelta
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from kernels.curation import request_reverification
-from kernels.models import Evaluation
+from kernels.models import Evaluation, HackReport, ProofCheck
 from tests.kernels.factories import make_candidate
 from tests.verification.conftest import register
 from tests.verification.test_fanout import pending
-from verification import evaluations
+from verification import evaluations, proofs
 from verification.models import GpuWorker
-from verification.reconciler import reconcile_evaluations
+from verification.reconciler import reconcile_evaluations, reconcile_proof_checks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -138,3 +139,47 @@ def test_a_send_the_broker_refuses_leaves_the_row_queued_for_the_reconciler(brok
     assert Evaluation.objects.get(pk=evaluation.pk).status == "queued"
     assert list(reconcile_evaluations(now=later())) == [evaluation.pk]
     assert pending(broker, "gpu.h100") == 1
+
+
+def reported_on_cpu() -> ProofCheck:
+    """A report's proof check on cpu, sent as filing a report sends it."""
+    register("cpu")
+    report = HackReport.objects.create(candidate=make_candidate(), category="caching", text="caches", proof_code="x")
+    with transaction.atomic():
+        [check] = proofs.enqueue_proof_checks(report, ["cpu"])
+    return ProofCheck.objects.get(pk=check.pk)
+
+
+def test_a_proof_check_whose_job_the_broker_lost_is_sent_again(broker):
+    check = reported_on_cpu()
+    assert reconcile_proof_checks(now=later()) == {}  # the broker holds it
+    broker.flush_all()
+
+    assert reconcile_proof_checks(now=later()) == {check.pk: "sent again: the broker no longer held its job"}
+    again = ProofCheck.objects.get(pk=check.pk)
+    assert again.status == "queued" and again.message_id != check.message_id
+    assert pending(broker, "gpu.cpu") == 1
+    assert proofs.claim(check.pk, message_id=check.message_id) is None  # the lost message, if it surfaces
+
+
+def test_a_proof_check_under_way_on_a_live_worker_is_left_alone(broker):
+    check = reported_on_cpu()
+    broker.flush_all()  # taken by its worker: the broker's copy goes away only on acknowledgement, but say it did
+    at = later()
+    ProofCheck.objects.filter(pk=check.pk).update(attempts=1, worker="test-host:cpu:0", started_at=timezone.now())
+    GpuWorker.objects.filter(name="test-host:cpu:0").update(last_heartbeat=at)  # it kept beating
+
+    assert reconcile_proof_checks(now=at) == {}
+
+
+def test_a_proof_check_whose_workers_keep_dying_fails_with_a_reason(broker):
+    check = reported_on_cpu()
+    broker.flush_all()
+    ProofCheck.objects.filter(pk=check.pk).update(
+        attempts=evaluations.MAX_ATTEMPTS, worker="gone:cpu:1", started_at=timezone.now()
+    )
+
+    assert reconcile_proof_checks(now=later()) == {check.pk: "failed: its workers stopped too many times"}
+    failed = ProofCheck.objects.get(pk=check.pk)
+    assert failed.status == "failed" and "stopped 5 times" in failed.reason
+    assert pending(broker, "gpu.cpu") == 0

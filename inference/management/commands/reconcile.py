@@ -24,4 +24,4 @@ class Command(BaseCommand):
             for pk, action in sorted(actions.items()):
                 self.stdout.write(f"{kind[:-1]} {pk}: {action}")
         if not any(done.values()):
-            self.stdout.write("Nothing to reconcile: every pending run and evaluation has a job.")
+            self.stdout.write("Nothing to reconcile: every pending run, evaluation and proof check has a job.")
