@@ -3,6 +3,8 @@
 Each socket joins one group (see kernels.events) and relays its events as JSON; it accepts
 nothing from the client, so a page can only listen. A socket opens only for what exists and whoever
 may see its page (kernels.models.visibility); any other is refused at the handshake, as a page's 404.
+When staff change what may be seen, the groups concerned are told to look again (kernels.events,
+`recheck`): a socket whose viewer may no longer see what it follows is closed the same way.
 """
 
 from channels.db import database_sync_to_async
@@ -47,11 +49,17 @@ class EventsConsumer(AsyncJsonWebsocketConsumer):
         # go through database_sync_to_async, which closes them itself).
         if message["type"] == "court.event":
             await self.court_event(message)
+        elif message["type"] == "court.recheck":
+            await self.court_recheck(message)
         else:
             await super().dispatch(message)
 
     async def court_event(self, message):
         await self.send_json(message["event"])
+
+    async def court_recheck(self, message):
+        if not await database_sync_to_async(self.may_listen)(self.scope.get("user", AnonymousUser())):
+            await self.close(code=NOT_FOUND)
 
 
 class CandidateEventsConsumer(EventsConsumer):

@@ -4,13 +4,19 @@ Every function here is the one way its action happens, from the admin, the pages
 alike, so the audit log is complete.
 """
 
+import logging
+
 from django.db import transaction
 from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import AuditEntry, Candidate, Curation, HackReport, Problem
+from kernels.broadcast import group_send
+from kernels.events import candidate_group, run_group
+from kernels.models import AuditEntry, Candidate, Curation, HackReport, OptimizationRun, Problem
 from kernels.selectors import outdated_kernels
 from kernels.signals import proof_check_requested, reverification_requested
+
+logger = logging.getLogger(__name__)
 
 
 def audit(*, actor, action: str, target, detail: str = "") -> AuditEntry:
@@ -28,6 +34,7 @@ def curate_kernel(*, candidate: Candidate, state: str, by, reason: str = "") -> 
     previous = candidate.curation
     candidate.curate(state=state, by=by if by is not None and by.is_authenticated else None, reason=reason)
     audit(actor=by, action=f"kernel {state}", target=candidate, detail=f"was {previous}. {reason}".strip())
+    recheck_sockets([candidate_group(candidate.pk)] + ([run_group(candidate.run_id)] if candidate.run_id else []))
     return candidate
 
 
@@ -38,7 +45,25 @@ def set_problem_visibility(*, problem: Problem, visibility: str, by) -> Problem:
     previous, problem.visibility = problem.visibility, visibility
     problem.save(update_fields=["visibility"])
     audit(actor=by, action=f"problem {visibility}", target=problem, detail=f"was {previous}")
+    recheck_sockets(
+        [candidate_group(pk) for pk in problem.candidates.values_list("pk", flat=True)]
+        + [run_group(pk) for pk in OptimizationRun.objects.filter(problem=problem).values_list("pk", flat=True)]
+    )
     return problem
+
+
+def recheck_sockets(groups: list[str]) -> None:
+    """Once committed, the open sockets of `groups` ask again whether their viewer may still see
+    what they follow, and close if not (kernels.consumers): hiding something ends its live view."""
+
+    def send():
+        for group in groups:
+            try:
+                group_send(group, {"type": "court.recheck"})
+            except Exception:
+                logger.exception("could not tell %s's sockets to look again", group)
+
+    transaction.on_commit(send)
 
 
 @transaction.atomic

@@ -1,13 +1,15 @@
 """Publishing an evaluation's progress to the pages that watch it, over the Channels layer.
 
 A page watching a run, a kernel or a leaderboard joins that group; every stage change of an
-evaluation (queued, building, checking, timing, done) is sent to the groups it belongs to.
+evaluation (queued, building, checking, timing, done) is sent to the groups it belongs to. A
+leaderboard hears only of listed kernels' verdicts: its socket is open to anyone.
 """
 
 import logging
 
 from kernels.broadcast import group_send
 from kernels.events import candidate_group, evaluation_event, leaderboard_group, run_group
+from kernels.models import Candidate
 
 logger = logging.getLogger(__name__)
 
@@ -17,7 +19,7 @@ def groups_of(evaluation) -> list[str]:
     groups = [candidate_group(candidate.pk)]
     if candidate.run_id:
         groups.append(run_group(candidate.run_id))
-    if not evaluation.is_pending:
+    if not evaluation.is_pending and Candidate.objects.listed().filter(pk=candidate.pk).exists():
         groups.append(leaderboard_group(evaluation.arch))
     return groups
 

@@ -10,9 +10,10 @@ from channels.testing import WebsocketCommunicator
 
 from config.routing import websocket_application
 from evaluation.harness import HARNESS_VERSION
+from kernels import curation
 from kernels.consumers import NOT_FOUND
-from kernels.events import run_group
-from kernels.models import Evaluation, OptimizationRun
+from kernels.events import candidate_group, run_group
+from kernels.models import Curation, Evaluation, OptimizationRun
 from tests.kernels.factories import make_candidate, make_problem
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -87,3 +88,55 @@ async def test_sockets_for_a_kernel_and_an_architecture_that_exist_open():
     candidate = await sync_to_async(evaluated)()
     assert await opens(socket(f"/ws/kernels/{candidate.pk}/"))
     assert await opens(socket("/ws/leaderboard/h100/"))
+
+
+async def test_hiding_what_a_socket_follows_closes_it():
+    """Staff hide a kernel, then its problem: the open kernel and run sockets close (as a 404)."""
+
+    def kernel_of_a_run():
+        run = OptimizationRun.objects.create(problem=make_problem(scale=5))
+        return make_candidate(problem=run.problem, scale=5, run=run, round=1)
+
+    candidate = await sync_to_async(kernel_of_a_run)()
+    kernel_socket, run_socket = socket(f"/ws/kernels/{candidate.pk}/"), socket(f"/ws/runs/{candidate.run_id}/")
+    assert (await kernel_socket.connect())[0] and (await run_socket.connect())[0]
+    while (await run_socket.receive_json_from(timeout=5))["kind"] != "replayed":
+        pass
+
+    await sync_to_async(curation.curate_kernel)(candidate=candidate, state=Curation.HIDDEN, by=None, reason="leaks a key")
+    for communicator in (kernel_socket, run_socket):
+        assert await communicator.receive_output(timeout=5) == {"type": "websocket.close", "code": NOT_FOUND}
+
+
+async def test_a_problem_hidden_closes_its_kernels_sockets_and_leaves_others_open():
+    def two_kernels():
+        return make_candidate(scale=5), make_candidate(scale=6)
+
+    hidden, other = await sync_to_async(two_kernels)()
+    closing, staying = socket(f"/ws/kernels/{hidden.pk}/"), socket(f"/ws/kernels/{other.pk}/")
+    assert (await closing.connect())[0] and (await staying.connect())[0]
+
+    await sync_to_async(curation.set_problem_visibility)(problem=hidden.problem, visibility="hidden", by=None)
+    assert await closing.receive_output(timeout=5) == {"type": "websocket.close", "code": NOT_FOUND}
+    await get_channel_layer().group_send(candidate_group(other.pk), {"type": "court.recheck"})  # looks again, may still see
+    assert await staying.receive_nothing(timeout=0.5)
+    await staying.disconnect()
+
+
+async def test_a_leaderboard_socket_hears_of_listed_kernels_verdicts_alone():
+    from tests.kernels.factories import make_evaluation
+    from verification.progress import publish_evaluation
+
+    def verdicts():
+        listed = make_evaluation(make_candidate(scale=5), arch="h100")
+        hidden = make_evaluation(make_candidate(scale=6, curation=Curation.HIDDEN), arch="h100")
+        return listed, hidden
+
+    listed, hidden = await sync_to_async(verdicts)()
+    board = socket("/ws/leaderboard/h100/")
+    assert (await board.connect())[0]
+    await sync_to_async(publish_evaluation)(hidden)
+    await sync_to_async(publish_evaluation)(listed)
+    assert (await board.receive_json_from(timeout=5))["evaluation"] == listed.pk
+    assert await board.receive_nothing(timeout=0.3)
+    await board.disconnect()
