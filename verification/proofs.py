@@ -18,6 +18,7 @@ from evaluation.harness import verdict as harness_verdict
 from kernels.curation import audit, curate_kernel
 from kernels.models import Curation, HackReport, ProofCheck
 from kernels.models.internal_details import without_paths
+from kernels.models.visibility import LISTED_CURATION
 from verification.evaluations import MAX_ATTEMPTS
 from verification.heartbeats import current_registration
 from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
@@ -123,7 +124,7 @@ def record_proof_verdict(check: ProofCheck, verdict: dict) -> None:
     with transaction.atomic():
         check.save()
         audit(actor=None, action=f"proof check {check.status}", target=report, detail=f"on {check.arch}: {check.reason}")
-        if breaks and candidate.curation in (Curation.LISTED, Curation.FEATURED):
+        if breaks and candidate.curation in LISTED_CURATION:
             curate_kernel(
                 candidate=candidate,
                 state=Curation.UNDER_REVIEW,
