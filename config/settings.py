@@ -229,7 +229,7 @@ else:
         "OPTIONS": {},
         "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "config.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "kernels.live.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
 # Supervision (verification.liveness): every worker process and run loop records that it is alive
 # this often, and one silent for six beats is taken for dead, its jobs sent again by the reconciler.

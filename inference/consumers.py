@@ -16,7 +16,7 @@ from channels.db import database_sync_to_async
 
 from inference.transcript import WRITE_INTERVAL_S
 from kernels.consumers import EventsConsumer
-from kernels.events import evaluation_event, run_group
+from kernels.live.events import evaluation_event, run_group
 from kernels.models import Evaluation, OptimizationRun
 from kernels.selectors import run_events_between, run_transcript
 

@@ -1,9 +1,9 @@
 """WebSocket consumers that forward live events of a kernel or a leaderboard to the browser.
 
-Each socket joins one group (see kernels.events) and relays its events as JSON; it accepts
+Each socket joins one group (see kernels.live.events) and relays its events as JSON; it accepts
 nothing from the client, so a page can only listen. A socket opens only for what exists and whoever
 may see its page (kernels.models.visibility); any other is refused at the handshake, as a page's 404.
-When staff change what may be seen, the groups concerned are told to look again (kernels.events,
+When staff change what may be seen, the groups concerned are told to look again (kernels.live.events,
 `recheck`): a socket whose viewer may no longer see what it follows is closed the same way.
 """
 
@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
-from kernels.events import candidate_group, leaderboard_group
+from kernels.live.events import candidate_group, leaderboard_group
 from kernels.models import Candidate, Evaluation
 
 # The close code of a handshake refused because what the socket would follow does not exist.

@@ -10,8 +10,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
-from kernels.broadcast import group_send
-from kernels.events import candidate_group, run_group
+from kernels.live.broadcast import group_send
+from kernels.live.events import candidate_group, run_group
 from kernels.models import AuditEntry, Candidate, Curation, HackReport, OptimizationRun, Problem
 from kernels.selectors import outdated_kernels
 from kernels.signals import proof_check_requested, reverification_requested

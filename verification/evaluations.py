@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import verdict as harness_verdict
+from kernels.live.progress import publish_evaluation
 from kernels.models import Candidate, Evaluation
 from verification.jobs import MAX_RETRIES
-from verification.progress import publish_evaluation
 from verification.queues import BULK, INTERACTIVE, HeldMessages, job_message, priority_of, queue_for, send_after_commit
 
 logger = logging.getLogger(__name__)

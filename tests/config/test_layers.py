@@ -11,7 +11,7 @@ import time
 
 from asgiref.sync import async_to_sync
 
-from config.layers import ThreadSafeInMemoryChannelLayer
+from kernels.live.layers import ThreadSafeInMemoryChannelLayer
 
 
 async def delivery_from_a_thread(layer) -> tuple[dict | None, float]:

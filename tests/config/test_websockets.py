@@ -12,7 +12,7 @@ from config.routing import websocket_application
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation
 from kernels.consumers import NOT_FOUND
-from kernels.events import candidate_group, run_group
+from kernels.live.events import candidate_group, run_group
 from kernels.models import Curation, Evaluation, OptimizationRun
 from tests.kernels.factories import make_candidate, make_problem
 
@@ -124,8 +124,8 @@ async def test_a_problem_hidden_closes_its_kernels_sockets_and_leaves_others_ope
 
 
 async def test_a_leaderboard_socket_hears_of_listed_kernels_verdicts_alone():
+    from kernels.live.progress import publish_evaluation
     from tests.kernels.factories import make_evaluation
-    from verification.progress import publish_evaluation
 
     def verdicts():
         listed = make_evaluation(make_candidate(scale=5), arch="h100")

@@ -9,8 +9,8 @@ import time
 import pytest
 from channels.layers import get_channel_layer
 
-from kernels import broadcast
-from kernels.broadcast import PubSubPublisher, stream_to_group
+from kernels.live import broadcast
+from kernels.live.broadcast import PubSubPublisher, stream_to_group
 
 
 async def test_messages_streamed_from_a_thread_arrive_in_order():
@@ -77,7 +77,7 @@ def test_while_redis_is_unreachable_streamed_messages_are_dropped_at_once_and_co
     import redis
 
     publisher = PubSubPublisher(pubsub_layer("redis://127.0.0.1:1/0", settings))  # nothing listens on port 1
-    with caplog.at_level(logging.ERROR, logger="kernels.broadcast"):
+    with caplog.at_level(logging.ERROR, logger="kernels.live.broadcast"):
         publisher.publish("run.8", {"type": "court.event", "n": 1})
         assert "could not send to the channel layer" in caplog.text
         started = time.monotonic()
@@ -98,6 +98,6 @@ def test_while_redis_is_unreachable_streamed_messages_are_dropped_at_once_and_co
 
 
 def test_a_layer_other_than_redis_pubsub_is_sent_through_the_loop():
-    from config.layers import ThreadSafeInMemoryChannelLayer
+    from kernels.live.layers import ThreadSafeInMemoryChannelLayer
 
     assert broadcast._publisher_for(ThreadSafeInMemoryChannelLayer()) is None

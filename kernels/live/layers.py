@@ -1,7 +1,7 @@
 """The embedded mode's channel layer: Channels' in-memory layer, safe to send to from any thread.
 
 In embedded mode the run loops and evaluations run in worker threads of the web process and
-publish through `kernels.broadcast`, whose event loop runs in a thread of its own.
+publish through `kernels.live.broadcast`, whose event loop runs in a thread of its own.
 Channels' InMemoryChannelLayer puts the message straight into the receiving consumer's
 asyncio.Queue, and waking a waiter from a foreign thread is not thread-safe: the consumer's loop
 is not woken and the event sits there until something else wakes it. This layer remembers which

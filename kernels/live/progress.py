@@ -7,8 +7,8 @@ leaderboard hears only of listed kernels' verdicts: its socket is open to anyone
 
 import logging
 
-from kernels.broadcast import group_send
-from kernels.events import candidate_group, evaluation_event, leaderboard_group, run_group
+from kernels.live.broadcast import group_send
+from kernels.live.events import candidate_group, evaluation_event, leaderboard_group, run_group
 from kernels.models import Candidate
 
 logger = logging.getLogger(__name__)
