@@ -1,7 +1,13 @@
 """A kernel's page shows its measurements, offers downloads, and takes hack reports."""
 
 import io
+import json
+import os
+import subprocess
+import sys
+import time
 import zipfile
+from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -72,6 +78,51 @@ def test_bundle_holds_problem_kernel_verdict_script_and_harness(client, kernel):
     assert f"{root}/verdicts/h100-harness{HARNESS_VERSION}.json" in names
     assert b"python -m evaluation.harness verify" in archive.read(f"{root}/verify.sh")
     assert f"{root}/evaluation/harness/verdict.py" in names
+
+
+def test_bundle_is_the_same_bytes_at_every_download(client, kernel):
+    first = client.get(f"/kernels/{kernel.pk}/bundle.zip").content
+    time.sleep(2.1)  # a zip entry's time has two-second steps
+    assert client.get(f"/kernels/{kernel.pk}/bundle.zip").content == first
+    archive = zipfile.ZipFile(io.BytesIO(first))
+    assert archive.namelist() == sorted(archive.namelist())
+
+
+def run_compare(tmp_path, kernel, client, measured: dict) -> subprocess.CompletedProcess:
+    zipfile.ZipFile(io.BytesIO(client.get(f"/kernels/{kernel.pk}/bundle.zip").content)).extractall(tmp_path)
+    [root] = tmp_path.iterdir()
+    (root / "measured.json").write_text(json.dumps(measured))
+    return subprocess.run([sys.executable, "compare.py"], cwd=root, capture_output=True, text=True, timeout=30)
+
+
+def test_bundle_compare_says_a_verdict_on_the_same_gpu_agrees(tmp_path, client, kernel):
+    agreeing = {**VERDICT, "timing": {**VERDICT["timing"], "speedups": {"eager": 2.1}}}
+    done = run_compare(tmp_path, kernel, client, agreeing)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "recorded 2.000x   here 2.100x" in done.stdout and "agrees with ours" in done.stdout
+
+
+def test_bundle_compare_says_which_figures_differ(tmp_path, client, kernel):
+    slower = {**VERDICT, "timing": {**VERDICT["timing"], "speedups": {"eager": 1.2}}}
+    done = run_compare(tmp_path, kernel, client, slower)
+    assert done.returncode == 1 and "DIFFERS from ours: eager" in done.stdout
+
+
+def test_bundle_compare_on_another_device_compares_no_speedups(tmp_path, client, kernel):
+    on_cpu = {**VERDICT, "env": {"device": "cpu"}, "timing": {**VERDICT["timing"], "speedups": {"eager": 0.9}}}
+    done = run_compare(tmp_path, kernel, client, on_cpu)
+    assert done.returncode == 0 and "No verdict of ours was measured on cpu" in done.stdout
+
+
+def test_bundle_re_runs_the_verification_and_sets_it_beside_ours(tmp_path, client, kernel, sandboxed_harness):
+    zipfile.ZipFile(io.BytesIO(client.get(f"/kernels/{kernel.pk}/bundle.zip").content)).extractall(tmp_path)
+    [root] = tmp_path.iterdir()
+    env = {**os.environ, "DEVICE": "cpu", "BASELINES": "eager", "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["sh", "verify.sh"], cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((root / "measured.json").read_text())["status"] == "verified"
+    assert "measured here on cpu: verified" in done.stdout
+    assert "recorded h100-harness" in done.stdout and "No verdict of ours was measured on cpu" in done.stdout
 
 
 def test_reporting_needs_an_account(client, kernel):
