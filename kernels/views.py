@@ -1,7 +1,7 @@
 """Pages: thin views over the selectors and services."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -80,10 +80,16 @@ def candidate_bundle(request, pk):
     return response
 
 
-@login_required
 @limit_posts("reports")
 def report_hack(request, pk):
     candidate = _visible_candidate(request, pk)
+    if not request.user.is_authenticated:
+        messages.info(
+            request,
+            f"Log in (or sign up) to report a reward hack on kernel #{candidate.pk}: reports are signed, so staff "
+            "can ask you about the proof, and you are credited when it holds.",
+        )
+        return redirect_to_login(request.get_full_path())
     form = HackReportForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         services.file_hack_report(candidate=candidate, reporter=request.user, **form.cleaned_data)

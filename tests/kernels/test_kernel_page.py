@@ -125,9 +125,10 @@ def test_bundle_re_runs_the_verification_and_sets_it_beside_ours(tmp_path, clien
     assert "recorded h100-harness" in done.stdout and "No verdict of ours was measured on cpu" in done.stdout
 
 
-def test_reporting_needs_an_account(client, kernel):
-    response = client.get(f"/kernels/{kernel.pk}/report/")
-    assert response.status_code == 302 and "login" in response["Location"]
+def test_reporting_needs_an_account_and_the_login_page_says_why(client, kernel):
+    response = client.get(f"/kernels/{kernel.pk}/report/", follow=True)
+    assert response.redirect_chain[0][0] == f"/accounts/login/?next=/kernels/{kernel.pk}/report/"
+    assert f"to report a reward hack on kernel #{kernel.pk}: reports are signed" in response.content.decode()
 
 
 def test_a_signed_in_user_files_a_report_with_a_proof(client, kernel):
