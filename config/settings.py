@@ -5,13 +5,15 @@ whose worker threads live in the web process, the in-memory channel layer, the b
 optimizer and CPU evaluation. `DATABASE_URL` switches to PostgreSQL; `REDIS_URL` switches both
 the Dramatiq broker and the Channels layer to Redis. `COURT_MODE=production` makes a missing or
 example secret, debug pages, a wildcard host or a believed-but-untrusted proxy header a start-up
-error instead of a default, and serves HTTPS only (redirect, HSTS, secure cookies).
+error instead of a default, and serves HTTPS only (redirect, HSTS, secure cookies). Every mode sends
+a Content Security Policy.
 """
 
 import secrets
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 # The harness's settings types: standard library only, no Django, no torch.
@@ -130,6 +132,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "django_dramatiq",
+    "csp",
     "kernels",
     "verification",
     "inference",
@@ -137,6 +140,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -159,6 +163,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # CSP_NONCE: this response's nonce, for the rare element that needs one.
+                "csp.context_processors.nonce",
             ],
         },
     },
@@ -390,6 +396,25 @@ CACHES = {
     }
     if REDIS_URL
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "kernel-court"}
+}
+
+# Every page, in every mode: scripts and styles come from the site's own files, or carry the
+# response's nonce (CodeMirror's style elements); nothing inline otherwise, no plugins, no framing,
+# and requests (fetch, WebSockets) to the site itself only. Pages that need more widen it for
+# themselves (config/urls.py, the API's docs). django-csp adds the nonce to the header only on
+# responses that used it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
 }
 
 # Production is served over HTTPS only: by a TLS-terminating proxy of ours (COURT_TRUSTED_PROXIES)
