@@ -3,14 +3,17 @@
 With nothing set, the platform runs embedded: SQLite under var/, an in-process Dramatiq broker
 whose worker threads live in the web process, the in-memory channel layer, the builtin
 optimizer and CPU evaluation. `DATABASE_URL` switches to PostgreSQL; `REDIS_URL` switches both
-the Dramatiq broker and the Channels layer to Redis. `COURT_MODE=production` makes a missing
-secret a start-up error instead of a generated default.
+the Dramatiq broker and the Channels layer to Redis. `COURT_MODE=production` makes a missing or
+example secret, debug pages, a wildcard host or a believed-but-untrusted proxy header a start-up
+error instead of a default, and serves HTTPS only (redirect, HSTS, secure cookies). Every mode sends
+a Content Security Policy.
 """
 
 import secrets
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 # The harness's settings types: standard library only, no Django, no torch.
@@ -33,6 +36,10 @@ if ROLE not in ("web", "worker"):
     raise ImproperlyConfigured(f"COURT_ROLE is {ROLE!r}: set it to 'web' or 'worker'.")
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
+# Debug pages show settings, code and queries to whoever triggers an error, and a debug process keeps
+# every SQL query it ran in memory: a worker too.
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured("DJANGO_DEBUG is on: production mode never shows debug pages; unset it or set it to false.")
 
 
 def _embedded_secret_key():
@@ -45,24 +52,69 @@ def _embedded_secret_key():
     return path.read_text().strip()
 
 
+_NEW_SECRET_KEY = "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
+# Placeholders the repository itself shows (platform/env.example): a copied example is no secret.
+EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-a-long-random-string"})
+
+
+def secret_key_weakness(key: str) -> str:
+    """Why a key cannot sign production's sessions, or "" when it can. The thresholds are Django's own
+    (security.W009), so a key accepted here passes `manage.py check --deploy`."""
+    if key in EXAMPLE_SECRET_KEYS:
+        return "is the example value from platform/env.example"
+    if key.startswith("django-insecure-"):
+        return "is one of Django's generated development keys (django-insecure-...)"
+    if len(key) < 50:
+        return f"is {len(key)} characters long, fewer than 50"
+    if len(set(key)) < 5:
+        return f"has {len(set(key))} distinct characters, fewer than 5"
+    return ""
+
+
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if PRODUCTION and ROLE == "web":
         raise ImproperlyConfigured(
             "SECRET_KEY is not set. In production mode the web process needs a long random "
-            "SECRET_KEY in its environment (for example: python -c 'import secrets; "
-            "print(secrets.token_urlsafe(50))')."
+            f"SECRET_KEY in its environment (for example: {_NEW_SECRET_KEY})."
         )
     SECRET_KEY = secrets.token_urlsafe(50) if ROLE == "worker" else _embedded_secret_key()
+elif PRODUCTION and ROLE == "web" and (weakness := secret_key_weakness(SECRET_KEY)):
+    raise ImproperlyConfigured(
+        f"SECRET_KEY {weakness}: production mode signs sessions and password resets with it. "
+        f"Set a long random one (for example: {_NEW_SECRET_KEY})."
+    )
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if PRODUCTION else ["127.0.0.1", "localhost", "[::1]"])
 if PRODUCTION and ROLE == "web" and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is not set: list the host names the site answers to.")
+if PRODUCTION and ROLE == "web" and "*" in ALLOWED_HOSTS:
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS contains '*': production mode answers only to its own host names (a forged Host "
+        "header would otherwise reach password-reset links and absolute URLs); list them, e.g. court.example.org."
+    )
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 # How many reverse proxies of ours stand in front of the web process, each appending the client's
 # address to X-Forwarded-For and setting X-Forwarded-Proto. With 0 neither header is believed: a
 # client could otherwise pick its own address (rate limits) and claim HTTPS.
 TRUSTED_PROXIES = env.int("COURT_TRUSTED_PROXIES", default=0)
+# The header that says a request reached our proxy over HTTPS: X-Forwarded-Proto unless the proxy
+# uses another (SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_SSL,on). Believed only behind a proxy of ours,
+# which must set it on every request, overwriting what the client sent.
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header and not TRUSTED_PROXIES:
+    raise ImproperlyConfigured(
+        "SECURE_PROXY_SSL_HEADER is set but COURT_TRUSTED_PROXIES is 0: without a proxy of ours in front, "
+        "any client could send that header and pass as HTTPS. Set COURT_TRUSTED_PROXIES to the number of "
+        "proxies that set it, or unset SECURE_PROXY_SSL_HEADER."
+    )
+if _proxy_ssl_header and (len(_proxy_ssl_header) != 2 or not _proxy_ssl_header[0].startswith("HTTP_")):
+    raise ImproperlyConfigured(
+        f"SECURE_PROXY_SSL_HEADER is {','.join(_proxy_ssl_header)!r}: give the header as Django names it and "
+        "the value that means HTTPS, e.g. HTTP_X_FORWARDED_PROTO,https."
+    )
+if TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header or ("HTTP_X_FORWARDED_PROTO", "https"))
 
 INSTALLED_APPS = [
     "daphne",
@@ -80,6 +132,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "channels",
     "django_dramatiq",
+    "csp",
     "kernels",
     "verification",
     "inference",
@@ -87,6 +140,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -109,6 +163,8 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                # CSP_NONCE: this response's nonce, for the rare element that needs one.
+                "csp.context_processors.nonce",
             ],
         },
     },
@@ -345,10 +401,47 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "kernel-court"}
 }
 
+# Every page, in every mode: scripts and styles come from the site's own files, or carry the
+# response's nonce (CodeMirror's style elements); nothing inline otherwise, no plugins, no framing,
+# and requests (fetch, WebSockets) to the site itself only. Pages that need more widen it for
+# themselves (config/urls.py, the API's docs). django-csp adds the nonce to the header only on
+# responses that used it.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
+
+# Production is served over HTTPS only: by a TLS-terminating proxy of ours (COURT_TRUSTED_PROXIES)
+# or by daphne itself. Embedded mode stays plain HTTP on 127.0.0.1.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 if PRODUCTION:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
-    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # A year by default; a first deployment may start lower while it checks HTTPS everywhere.
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600)
+    if SECURE_HSTS_SECONDS <= 0:
+        raise ImproperlyConfigured(
+            f"SECURE_HSTS_SECONDS is {SECURE_HSTS_SECONDS}: production mode tells browsers to use HTTPS only; "
+            "set it to a positive number of seconds (31536000, a year, by default)."
+        )
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    # Preloading binds the whole registrable domain into browsers for months, which only its owner can
+    # decide (https://hstspreload.org): off unless asked, and Django's reminder to ask (W021) silenced.
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    if not SECURE_HSTS_PRELOAD:
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 LOGGING = {
     "version": 1,

@@ -1,8 +1,10 @@
 """The site's URLs: pages, admin, API."""
 
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_replace, csp_update
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from inference.api import RunViewSet
@@ -10,6 +12,19 @@ from kernels.accounts import TokenView, admin_login, login_page, password_reset,
 
 runs = DefaultRouter()
 runs.register("runs", RunViewSet, basename="run")
+
+# The API's documentation pages run Swagger UI and Redoc as they ship, each under a policy widened by
+# what it needs. Swagger UI's stylesheet draws its icons from data: URLs. Redoc adds <style> elements
+# while its bundle loads, before it could be handed a nonce (so inline styles, on that page only: a
+# nonce would make browsers ignore 'unsafe-inline'), searches in a worker started from a blob: URL,
+# and shows its maker's logo from their CDN. Scripts stay the site's own on both.
+swagger_policy = csp_update({"img-src": ["data:"]})
+
+
+def redoc_policy(view):
+    view = csp_update({"img-src": ["data:", "https://cdn.redoc.ly"], "worker-src": [SELF, "blob:"]})(view)
+    return csp_replace({"style-src": [SELF, UNSAFE_INLINE]})(view)
+
 
 admin.site.site_header = "Kernel Court administration"
 admin.site.site_title = "Kernel Court admin"
@@ -26,8 +41,16 @@ urlpatterns = [
     path("api/", include("kernels.api.urls")),
     path("api/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path(
+        "api/docs/",
+        swagger_policy(SpectacularSwaggerSplitView.as_view(url_name="api-schema", template_name="api/swagger_ui.html")),
+        name="api-docs",
+    ),
+    path(
+        "api/redoc/",
+        redoc_policy(SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html")),
+        name="api-redoc",
+    ),
     path("", include("inference.urls")),
     path("", include("kernels.urls")),
 ]

@@ -23,7 +23,8 @@ from kernels.selectors import outdated_kernels
 
 
 def _pretty_json(value) -> str:
-    return format_html("<pre style='white-space:pre-wrap'>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+    # Styled by a class (css/admin.css): the Content Security Policy admits no style attributes.
+    return format_html('<pre class="pretty-json">{}</pre>', json.dumps(value, indent=2, sort_keys=True))
 
 
 @admin.register(Problem)
@@ -195,6 +196,9 @@ class EvaluationAdmin(admin.ModelAdmin):
     raw_id_fields = ["candidate"]
     readonly_fields = ["verdict_pretty", "env_pretty", "worker", "error_detail", "created_at", "started_at", "finished_at"]
     exclude = ["verdict", "env"]
+
+    class Media:
+        css = {"all": ["css/admin.css"]}
 
     @admin.display(description="Verdict")
     def verdict_pretty(self, obj):

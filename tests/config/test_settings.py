@@ -1,43 +1,6 @@
 """Settings come from the environment: embedded defaults, service switches, and loud failures."""
 
-import json
-import os
-import subprocess
-import sys
-
-from tests.conftest import REPO
-
-PROBE = """
-import json
-from django.conf import settings
-print(json.dumps({
-    "engine": settings.DATABASES["default"]["ENGINE"],
-    "db_name": str(settings.DATABASES["default"]["NAME"]),
-    "broker": settings.DRAMATIQ_BROKER["BROKER"],
-    "broker_options": settings.DRAMATIQ_BROKER["OPTIONS"],
-    "layer": settings.CHANNEL_LAYERS["default"]["BACKEND"],
-    "layer_config": settings.CHANNEL_LAYERS["default"].get("CONFIG", {}),
-    "debug": settings.DEBUG,
-    "embedded_worker": settings.EMBEDDED_WORKER,
-    "secret_len": len(settings.SECRET_KEY),
-    "harness_plan": settings.EVALUATION_HARNESS_PLAN,
-    "harness_limits": settings.EVALUATION_HARNESS_LIMITS,
-}))
-"""
-
-SERVICE_VARIABLES = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "DJANGO_DEBUG", "COURT_MODE", "COURT_ROLE", "ALLOWED_HOSTS")
-
-
-def load_settings(tmp_path, **variables):
-    env = {key: value for key, value in os.environ.items() if key not in SERVICE_VARIABLES}
-    env.update(DJANGO_SETTINGS_MODULE="config.settings", COURT_VAR_DIR=str(tmp_path / "var"), **variables)
-    return subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
-
-
-def loaded(tmp_path, **variables) -> dict:
-    result = load_settings(tmp_path, **variables)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+from tests.config.environments import PRODUCTION, STRONG_SECRET_KEY, load_settings, loaded
 
 
 def test_nothing_set_means_embedded_sqlite_stub_broker_and_in_memory_layer(tmp_path):
@@ -80,14 +43,6 @@ def test_debug_is_on_only_when_asked(tmp_path):
     assert loaded(tmp_path, DJANGO_DEBUG="false")["debug"] is False
 
 
-PRODUCTION = {
-    "COURT_MODE": "production",
-    "DATABASE_URL": "postgres://court@db:5432/court",
-    "REDIS_URL": "redis://redis:6379/0",
-    "ALLOWED_HOSTS": "court.example",
-}
-
-
 def test_production_web_without_secret_key_fails_at_start_with_a_clear_message(tmp_path):
     result = load_settings(tmp_path, **PRODUCTION)
     assert result.returncode != 0
@@ -96,7 +51,7 @@ def test_production_web_without_secret_key_fails_at_start_with_a_clear_message(t
 
 
 def test_production_without_database_url_fails_at_start(tmp_path):
-    variables = dict(PRODUCTION, SECRET_KEY="x" * 50)
+    variables = dict(PRODUCTION, SECRET_KEY=STRONG_SECRET_KEY)
     del variables["DATABASE_URL"]
     result = load_settings(tmp_path, **variables)
     assert result.returncode != 0

@@ -112,14 +112,43 @@ def viewport(request):
     return request.param
 
 
+# Every Content Security Policy violation on any page of the context, as the browser dispatches it
+# (a refused script, style, image, worker or connection), handed to the test by an exposed function.
+REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.courtPolicyViolation(
+    `${location.pathname}: ${event.effectiveDirective} refused ${event.blockedURI || "inline"}` +
+    ` (${event.sourceFile || "the page"}:${event.lineNumber})`
+  );
+});
+"""
+
+
 @pytest.fixture
 def page(browser, viewport):
+    """A page of its own context. A test fails at teardown when any page of that context broke the
+    site's Content Security Policy: `page.policy_violations` lists what the browser refused, by the
+    violation events and by the console's own reports (which also name what has no event)."""
     context = browser.new_context(viewport=VIEWPORTS[viewport], accept_downloads=True)
+    violations = []
+
+    def violation_event(text: str):
+        violations.append(text)
+
+    def console_report(message):
+        if "Content Security Policy" in message.text:
+            violations.append(message.text)
+
+    context.expose_function("courtPolicyViolation", violation_event)
+    context.add_init_script(REPORT_VIOLATIONS)
+    context.on("console", console_report)
     page = context.new_page()
     page.set_default_timeout(20_000)
     page.viewport_name = viewport
+    page.policy_violations = violations
     yield page
     context.close()
+    assert violations == [], "the Content Security Policy was broken:\n" + "\n".join(violations)
 
 
 def screenshot(page, name: str) -> Path:
