@@ -14,7 +14,9 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import path
 
-from tests.kernels.test_hidden_walk import build_world, http_paths
+from kernels.models import Candidate, OptimizationRun, Problem
+from tests.kernels.test_hidden_walk import ARCH, build_world
+from tests.kernels.walk import Targets, http_paths
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -73,10 +75,23 @@ def assert_within_the_policy(response):
         )
 
 
+def everything() -> Targets:
+    """The walk aimed at every object of the hidden walk's world, public and hidden alike."""
+    world = build_world()
+    return Targets(
+        problems=list(Problem.objects.values_list("pk", flat=True)),
+        kernels=list(Candidate.objects.values_list("pk", flat=True)),
+        runs=list(OptimizationRun.objects.values_list("pk", flat=True)),
+        reports=[world.report.pk],
+        users=list(world.users.values()),
+        arch=ARCH,
+    )
+
+
 def walk(client: Client) -> list[str]:
     """GET every route (following redirects); check each HTML page; the paths checked."""
     checked = []
-    for _route, url in http_paths(build_world()):
+    for _route, url in http_paths(everything()):
         cache.clear()  # the throttles would answer 429 long before the walk ends
         response = client.get(url, follow=True)
         assert response.status_code < 500, (url, response.status_code)
