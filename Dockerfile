@@ -1,7 +1,7 @@
 # Kernel Court images. Build the web/CPU-worker image with `docker build --target web .`
 # and a GPU worker image with `docker build --target gpu-worker .` (run it with --gpus).
 # Workers confine user code with bubblewrap, which needs user namespaces inside the container:
-# run them with seccomp and AppArmor profiles that allow unshare (platform/README.md).
+# run them with seccomp and AppArmor profiles that allow unshare (deploy/README.md).
 
 FROM python:3.11-slim AS web
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 COURT_VAR_DIR=/var/lib/court

@@ -53,7 +53,7 @@ def _embedded_secret_key():
 
 
 _NEW_SECRET_KEY = "python -c 'import secrets; print(secrets.token_urlsafe(50))'"
-# Placeholders the repository itself shows (platform/env.example): a copied example is no secret.
+# Placeholders the repository itself shows (deploy/env.example): a copied example is no secret.
 EXAMPLE_SECRET_KEYS = frozenset({"change-me-to-a-long-random-string"})
 
 
@@ -61,7 +61,7 @@ def secret_key_weakness(key: str) -> str:
     """Why a key cannot sign production's sessions, or "" when it can. The thresholds are Django's own
     (security.W009), so a key accepted here passes `manage.py check --deploy`."""
     if key in EXAMPLE_SECRET_KEYS:
-        return "is the example value from platform/env.example"
+        return "is the example value from deploy/env.example"
     if key.startswith("django-insecure-"):
         return "is one of Django's generated development keys (django-insecure-...)"
     if len(key) < 50:

@@ -52,7 +52,7 @@ PRODUCTION = {
     "ALLOWED_HOSTS": "court.example",
 }
 STRONG_SECRET_KEY = secrets.token_urlsafe(50)
-# What platform/env.example asks for: a real secret, behind one TLS-terminating proxy.
+# What deploy/env.example asks for: a real secret, behind one TLS-terminating proxy.
 GOOD_PRODUCTION = {**PRODUCTION, "SECRET_KEY": STRONG_SECRET_KEY, "COURT_TRUSTED_PROXIES": "1"}
 
 

@@ -47,10 +47,10 @@ def test_debug_is_refused_in_the_web_process_and_in_workers(tmp_path):
 
 
 def test_the_example_secret_key_is_refused(tmp_path):
-    example = (REPO / "platform" / "env.example").read_text()
+    example = (REPO / "deploy" / "env.example").read_text()
     key = re.search(r"^SECRET_KEY=(.*)$", example, re.MULTILINE).group(1)
     message = refused(tmp_path, **dict(GOOD_PRODUCTION, SECRET_KEY=key))
-    assert "SECRET_KEY is the example value from platform/env.example" in message
+    assert "SECRET_KEY is the example value from deploy/env.example" in message
     assert "secrets.token_urlsafe(50)" in message
 
 

@@ -5,7 +5,7 @@ everything they touch is theirs: a PostgreSQL cluster made with initdb (one per 
 database per test, copied from a migrated template) and a Redis server per test, both on ports of
 their own. The suite's shared servers are never touched.
 
-The processes are those of platform/compose.yaml: daphne, an inference worker (rundramatiq), a CPU
+The processes are those of deploy/compose.yaml: daphne, an inference worker (rundramatiq), a CPU
 verification worker and the reconciler, each restarted when it exits, as compose's
 `restart: unless-stopped` does. The model is a vLLM-compatible server replaying a stream slowly
 enough for a fault to land mid-stream (tests/inference/model_server.py).
