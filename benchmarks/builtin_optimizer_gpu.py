@@ -34,8 +34,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from inference.analysis import analyse_problem  # noqa: E402  (after the path is set)
 from inference.backends.builtin import BuiltinBackend  # noqa: E402
+from inference.backends.builtin.analysis import analyse_problem  # noqa: E402  (after the path is set)
 from inference.backends.builtin.transformations import candidate_code, plan  # noqa: E402
 from inference.prompts import PriorCandidate  # noqa: E402
 

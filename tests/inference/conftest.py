@@ -4,8 +4,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from inference.analysis import analyse_problem
-from inference.analysis.profile import ProblemProfile
+from inference.backends.builtin.analysis import analyse_problem
+from inference.backends.builtin.analysis.profile import ProblemProfile
 from tests.inference.kernelbench import problem
 
 # (level, task): a matmul, elementwise ops, a pooling, convolutions with epilogues, a GEMM with

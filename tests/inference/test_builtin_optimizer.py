@@ -4,8 +4,8 @@ import ast
 
 import pytest
 
-from inference.analysis import analyse_problem
 from inference.backends.builtin import BuiltinBackend
+from inference.backends.builtin.analysis import analyse_problem
 from inference.backends.builtin.candidate_code import transformation_of
 from inference.backends.builtin.transformations import plan
 from inference.backends.events import AnswerDelta, Finished, ReasoningDelta

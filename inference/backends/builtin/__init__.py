@@ -1,7 +1,7 @@
 """The builtin optimizer: the embedded default backend, with no model weights.
 
 It reads the problem and the earlier rounds' verdicts from the prompt like any backend, analyses
-the problem in the OS sandbox (`inference.analysis`), streams that analysis as reasoning, and
+the problem in the OS sandbox (`inference.backends.builtin.analysis`), streams that analysis as reasoning, and
 answers with one candidate per round from a fixed catalogue of transformations
 (`transformations.CATALOGUE`): the highest-ranked one not tried yet. No Django here: the GPU
 benchmark (`benchmarks/builtin_optimizer_gpu.py`) runs it on a box with only torch.
@@ -10,9 +10,9 @@ benchmark (`benchmarks/builtin_optimizer_gpu.py`) runs it on a box with only tor
 import time
 from collections.abc import Iterator
 
-from inference.analysis import analyse_problem
-from inference.analysis.profile import ProblemProfile
 from inference.backends.builtin import narrative
+from inference.backends.builtin.analysis import analyse_problem
+from inference.backends.builtin.analysis.profile import ProblemProfile
 from inference.backends.builtin.transformations import Plan, candidate_code, plan
 from inference.backends.events import AnswerDelta, Error, Event, Finished, ReasoningDelta
 from inference.backends.interface import CANCELLED_MESSAGE, CancelCheck, Message, never_cancelled

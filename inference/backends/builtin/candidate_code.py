@@ -10,7 +10,7 @@ import ast
 import string
 from pathlib import Path
 
-from inference.analysis.profile import Epilogue
+from inference.backends.builtin.analysis.profile import Epilogue
 from inference.backends.builtin.triton_epilogue import render_fused_epilogue
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"

@@ -2,8 +2,8 @@
 earlier rounds) and its answer (which transformation, why, and the code). It says plainly that it
 is a rule-based program, and states the numbers its choice rests on."""
 
-from inference.analysis.profile import ProblemProfile
-from inference.analysis.roofline import H100
+from inference.backends.builtin.analysis.profile import ProblemProfile
+from inference.backends.builtin.analysis.roofline import H100
 from inference.backends.builtin.transformations import Assessment, Plan
 
 INTRODUCTION = (

@@ -1,7 +1,7 @@
 """The builtin optimizer's catalogue of transformations, and how it ranks them for a problem.
 
 Each transformation is judged by the saving it could bring on an H100 according to the roofline
-model (`inference.analysis.roofline`): launches removed, memory passes fused away, faster math.
+model (`inference.backends.builtin.analysis.roofline`): launches removed, memory passes fused away, faster math.
 The estimates are coarse and say so; their job is the order of the rounds, not a prediction.
 Earlier rounds' verdicts adjust the order: a family that failed or ran slower than eager is
 demoted, one that was fast has its siblings promoted, and nothing is proposed twice.
@@ -10,8 +10,8 @@ demoted, one that was fast has its siblings promoted, and nothing is proposed tw
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from inference.analysis.profile import CONVOLUTION, MATMUL, POINTWISE, ProblemProfile
-from inference.analysis.roofline import H100, Roofline, op_time, roofline
+from inference.backends.builtin.analysis.profile import CONVOLUTION, MATMUL, POINTWISE, ProblemProfile
+from inference.backends.builtin.analysis.roofline import H100, Roofline, op_time, roofline
 from inference.backends.builtin.candidate_code import (
     render_body,
     render_candidate,

@@ -9,8 +9,8 @@ tensor at the element's own offset, and a tensor along one axis (a per-channel b
 import string
 import textwrap
 
-from inference.analysis.pointwise import POINTWISE
-from inference.analysis.profile import Epilogue
+from inference.backends.builtin.analysis.pointwise import POINTWISE
+from inference.backends.builtin.analysis.profile import Epilogue
 
 
 def _operand(arg: dict) -> str:

@@ -5,7 +5,7 @@ and states in its reasoning; they are estimates from published peaks, not measur
 
 from dataclasses import dataclass
 
-from inference.analysis.profile import CONVOLUTION, MATMUL, OpStats, ProblemProfile
+from inference.backends.builtin.analysis.profile import CONVOLUTION, MATMUL, OpStats, ProblemProfile
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What the analysis found out about a problem, as typed values that cross the process boundary
-as JSON (`ProblemProfile.from_dict` reads what `inference.analysis.probe` prints)."""
+as JSON (`ProblemProfile.from_dict` reads what `inference.backends.builtin.analysis.probe` prints)."""
 
 from dataclasses import dataclass, field
 
@@ -46,7 +46,7 @@ class TensorSpec:
 
 @dataclass(frozen=True)
 class Epilogue:
-    """A fusable chain of pointwise operations after `anchor` (see inference.analysis.epilogue)."""
+    """A fusable chain of pointwise operations after `anchor` (see inference.backends.builtin.analysis.epilogue)."""
 
     anchor: str
     anchor_shape: tuple[int, ...]

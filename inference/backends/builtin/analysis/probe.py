@@ -1,7 +1,7 @@
 """The analysis process: loads a problem on PyTorch's meta device and describes it.
 
-Started by `inference.analysis.analyse_problem` in the OS sandbox with the problem on stdin;
-prints one JSON object (see `inference.analysis.profile.ProblemProfile`). The problem's own code
+Started by `inference.backends.builtin.analysis.analyse_problem` in the OS sandbox with the problem on stdin;
+prints one JSON object (see `inference.backends.builtin.analysis.profile.ProblemProfile`). The problem's own code
 runs here, so this runs only sandboxed, with time and memory limits, and on the meta device: shapes
 and dtypes propagate, no memory is allocated and no kernel runs, so even KernelBench's largest
 sizes cost nothing.
@@ -20,7 +20,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry
 
-from inference.analysis.epilogue import find_epilogue
+from inference.backends.builtin.analysis.epilogue import find_epilogue
 
 # Recurrent problems run thousands of tiny ops; past this many the op mix says enough.
 MAX_RECORDED_OPS = 20_000

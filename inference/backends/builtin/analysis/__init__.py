@@ -1,7 +1,7 @@
 """The builtin optimizer's analysis of a problem: op mix, FLOPs, bytes and a fusable epilogue.
 
 The problem is someone's code, so it runs only in the harness's OS sandbox (bubblewrap: no
-network, no host files, its own user; `evaluation.harness.sandbox`) as `inference.analysis.probe`,
+network, no host files, its own user; `evaluation.harness.sandbox`) as `inference.backends.builtin.analysis.probe`,
 under time and memory limits, on PyTorch's meta device: shapes propagate, nothing is allocated or
 computed. Never in the web or inference worker's own process. What the probe prints is read as
 data for the builtin optimizer's choices only; no verdict depends on it. Plain Python + torch, no
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from evaluation.harness import sandbox
-from inference.analysis.profile import ProblemProfile
+from inference.backends.builtin.analysis.profile import ProblemProfile
 
 PACKAGE = Path(__file__).resolve().parent
 POLL_S = 0.1
@@ -27,11 +27,13 @@ def analyse_problem(
     source: str, *, timeout_s: float = 60.0, cancel=lambda: False, allow_unconfined: bool = False
 ) -> ProblemProfile:
     """Run the probe on `source` in a sandboxed process; a failure is a profile with `ok=False`."""
-    view = sandbox.View("cpu", readable=[(str(PACKAGE), sandbox.INSIDE + "/inference/analysis")], home_bytes=256 * 2**20)
+    view = sandbox.View(
+        "cpu", readable=[(str(PACKAGE), sandbox.INSIDE + "/inference/backends/builtin/analysis")], home_bytes=256 * 2**20
+    )
     try:
         started = sandbox.launch(
             view,
-            module="inference.analysis.probe",
+            module="inference.backends.builtin.analysis.probe",
             memory_bytes=MEMORY_BYTES,
             fds=[],
             extra_env={"KERNEL_COURT_CPU_SECONDS": str(int(timeout_s) + 5)},

@@ -3,7 +3,7 @@ after a matmul or convolution, which eager PyTorch runs as one kernel (one full 
 memory) each, and one Triton kernel can run in a single pass.
 
 Works on a `torch.fx` trace whose nodes carry shapes (`ShapeProp` on meta tensors). The result
-is plain data: the operations in the vocabulary of `inference.analysis.pointwise`, how each
+is plain data: the operations in the vocabulary of `inference.backends.builtin.analysis.pointwise`, how each
 extra operand (a bias, a scale) broadcasts, and the problem's `forward` rewritten by FX to call
 `self.fused_epilogue(anchor, *operands)` in place of the chain. Runs inside the analysis child
 process, never in a worker or web process.
