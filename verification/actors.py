@@ -15,7 +15,7 @@ import dramatiq
 
 from verification import evaluations
 from verification.heartbeats import current_registration
-from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
+from verification.jobs import JOB_OPTIONS, MAX_RETRIES, progress_hook, retries_so_far, run_harness, store_through_outage
 from verification.proofs import check_proof  # noqa: F401  (registered with the broker where actors are found)
 from verification.queues import current_message_id, queue_for
 
@@ -30,7 +30,8 @@ def evaluate(evaluation_id: int) -> None:
         return
     try:
         began = time.monotonic()
-        verdict = run_harness(evaluation.candidate, on_progress=lambda stage: evaluations.advance(evaluation, stage))
+        on_progress = progress_hook(lambda stage: evaluations.advance(evaluation, stage))
+        verdict = run_harness(evaluation.candidate, on_progress=on_progress)
         harness_seconds = round(time.monotonic() - began, 3)
     except Exception:
         logger.exception("evaluation %s of candidate %s on %s failed", evaluation_id, evaluation.candidate_id, evaluation.arch)
@@ -44,7 +45,10 @@ def evaluate(evaluation_id: int) -> None:
                 detail=traceback.format_exc(),
             )
         raise
-    evaluations.record_verdict(evaluation, verdict, worker=worker.name, harness_seconds=harness_seconds)
+    store_through_outage(
+        lambda: evaluations.record_verdict(evaluation, verdict, worker=worker.name, harness_seconds=harness_seconds),
+        what=f"store the verdict of evaluation {evaluation_id}",
+    )
 
 
 # A lower number runs first: a worker with both queues' messages at hand takes interactive ones first.

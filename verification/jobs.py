@@ -4,9 +4,12 @@ A verification and a hack report's proof check are the same call of the harness 
 device, one measurement at a time; they differ in the baselines timed and the proof's inputs.
 """
 
+import logging
 import threading
+import time
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, close_old_connections
 from dramatiq.middleware import CurrentMessage
 
 from evaluation import harness
@@ -22,6 +25,12 @@ JOB_OPTIONS = {
     "max_backoff": 120_000,
     "time_limit": settings.EVALUATION_TIME_LIMIT_MS,
 }
+
+logger = logging.getLogger(__name__)
+
+# How long a finished job keeps trying to store its verdict while the database is away: a verdict
+# costs minutes of a GPU, and a job that raised would measure it all again.
+STORE_THROUGH_OUTAGE_S = 180
 
 # One measurement at a time per process: a worker process owns one device, and two candidates
 # timed at once on it would disturb each other's numbers.
@@ -52,3 +61,34 @@ def run_harness(candidate: Candidate, *, proof_inputs_source: str | None = None,
             limits=settings.EVALUATION_HARNESS_LIMITS,
             **arguments,
         )
+
+
+def store_through_outage(write, *, what: str, within_s: float | None = None):
+    """Run `write` (database writes of a finished job) until it succeeds, reconnecting while the
+    database is away, for at most `within_s`; then raise, and the broker retries the job."""
+    deadline = time.monotonic() + (STORE_THROUGH_OUTAGE_S if within_s is None else within_s)
+    delay = 0.5
+    while True:
+        try:
+            close_old_connections()  # a connection a restart broke is dropped, and the next query reconnects
+            return write()
+        except (OperationalError, InterfaceError) as error:
+            if time.monotonic() + delay > deadline:
+                raise
+            logger.error("could not %s, the database is unreachable (%s); trying again in %.1f s", what, error, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+def progress_hook(advance):
+    """The harness's progress callback for a job: a stage is only shown, so a database that is away
+    loses that stage, not the verification."""
+
+    def hook(stage: str) -> None:
+        try:
+            close_old_connections()
+            advance(stage)
+        except (OperationalError, InterfaceError) as error:
+            logger.error("could not record stage %s, the database is unreachable (%s)", stage, error)
+
+    return hook

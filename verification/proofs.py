@@ -21,7 +21,7 @@ from kernels.models.internal_details import without_paths
 from kernels.models.visibility import LISTED_CURATION
 from verification.evaluations import MAX_ATTEMPTS
 from verification.heartbeats import current_registration
-from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness
+from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness, store_through_outage
 from verification.queues import current_message_id, job_message, queue_for, send_after_commit
 
 logger = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ def check_proof(proof_check_id: int) -> None:
                 },
             )
         raise
-    record_proof_verdict(check, verdict)
+    store_through_outage(lambda: record_proof_verdict(check, verdict), what=f"store the verdict of proof check {check.pk}")
 
 
 def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofCheck]:

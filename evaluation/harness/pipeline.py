@@ -23,6 +23,7 @@ pipe, and writes every file a later verification trusts (baseline timings, devic
 
 import contextlib
 import fcntl
+import logging
 import math
 import os
 import secrets
@@ -54,6 +55,8 @@ from evaluation.harness.evidence import (
 from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache
 from evaluation.harness.verdict import BASELINES, Verdict
+
+logger = logging.getLogger(__name__)
 
 DEVICES = ("cpu", "cuda")
 PROOF_SIDE = "proof"
@@ -364,7 +367,12 @@ class Verification:
         if stage != self.stage:
             self.stage = stage
             if self.on_progress:
-                self.on_progress(stage)
+                # The caller's hook (a worker writing the stage to its database, say) is not the
+                # candidate's evidence: its failure must never become a verdict on the candidate.
+                try:
+                    self.on_progress(stage)
+                except Exception:
+                    logger.exception("the progress hook failed at %s; the verification goes on", stage)
 
     def seed(self) -> int:
         return secrets.randbelow(2**62 - 1) + 1

@@ -127,3 +127,19 @@ def test_a_candidate_left_no_time_to_be_timed_is_a_timeout_not_verified(verifier
     assert verdict["status"] == "timeout", verdict["reason"]
     assert verdict["reason"].startswith("timing_complete: the wall limit (61 s) came before the timing did: 0 timed samples")
     assert "timing" not in verdict or not verdict["timing"].get("speedups")
+
+
+def test_a_failing_progress_hook_is_not_evidence_against_the_candidate(verifier):
+    # A worker writes each stage to its database; a database restart mid-verification must not
+    # turn into a verdict on the kernel (it once counted as the candidate breaking the protocol).
+    seen = []
+
+    def database_away(stage):
+        seen.append(stage)
+        if stage != "building":
+            raise ConnectionError("the database is away")
+
+    verdict = verifier("linear_relu", "honest_linear_relu", on_progress=database_away)
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert {"checking", "timing"} <= set(seen)
