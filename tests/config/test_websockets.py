@@ -19,6 +19,8 @@ from tests.kernels.factories import make_candidate, make_problem
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SITE = "127.0.0.1:8000"
+# A handshake answers at once on an idle machine; a loaded CI runner took over channels' 1 s default.
+CONNECT_S = 10
 
 
 def socket(path: str, *, origin: str | None = f"http://{SITE}", host: str = SITE) -> WebsocketCommunicator:
@@ -27,7 +29,7 @@ def socket(path: str, *, origin: str | None = f"http://{SITE}", host: str = SITE
 
 
 async def opens(communicator) -> bool:
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=CONNECT_S)
     if connected:
         await communicator.disconnect()
     return connected
@@ -62,7 +64,7 @@ async def test_a_trusted_origin_opens_a_socket(run, settings):
 
 async def test_a_frame_that_is_not_json_is_ignored_and_the_socket_stays_open(run, caplog):
     communicator = socket(f"/ws/runs/{run.pk}/")
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_S))[0]
     while (await communicator.receive_json_from(timeout=5))["kind"] != "replayed":
         pass
     with caplog.at_level(logging.WARNING):
@@ -76,7 +78,7 @@ async def test_a_frame_that_is_not_json_is_ignored_and_the_socket_stays_open(run
 
 async def test_sockets_for_what_does_not_exist_are_refused(run):
     for path in (f"/ws/runs/{run.pk + 1}/", "/ws/kernels/999999/", "/ws/leaderboard/h100/"):
-        assert await socket(path).connect() == (False, NOT_FOUND), path
+        assert await socket(path).connect(timeout=CONNECT_S) == (False, NOT_FOUND), path
 
 
 async def test_sockets_for_a_kernel_and_an_architecture_that_exist_open():
@@ -99,7 +101,7 @@ async def test_hiding_what_a_socket_follows_closes_it():
 
     candidate = await sync_to_async(kernel_of_a_run)()
     kernel_socket, run_socket = socket(f"/ws/kernels/{candidate.pk}/"), socket(f"/ws/runs/{candidate.run_id}/")
-    assert (await kernel_socket.connect())[0] and (await run_socket.connect())[0]
+    assert (await kernel_socket.connect(timeout=CONNECT_S))[0] and (await run_socket.connect(timeout=CONNECT_S))[0]
     while (await run_socket.receive_json_from(timeout=5))["kind"] != "replayed":
         pass
 
@@ -114,7 +116,7 @@ async def test_a_problem_hidden_closes_its_kernels_sockets_and_leaves_others_ope
 
     hidden, other = await sync_to_async(two_kernels)()
     closing, staying = socket(f"/ws/kernels/{hidden.pk}/"), socket(f"/ws/kernels/{other.pk}/")
-    assert (await closing.connect())[0] and (await staying.connect())[0]
+    assert (await closing.connect(timeout=CONNECT_S))[0] and (await staying.connect(timeout=CONNECT_S))[0]
 
     await sync_to_async(curation.set_problem_visibility)(problem=hidden.problem, visibility="hidden", by=None)
     assert await closing.receive_output(timeout=5) == {"type": "websocket.close", "code": NOT_FOUND}
@@ -134,7 +136,7 @@ async def test_a_leaderboard_socket_hears_of_listed_kernels_verdicts_alone():
 
     listed, hidden = await sync_to_async(verdicts)()
     board = socket("/ws/leaderboard/h100/")
-    assert (await board.connect())[0]
+    assert (await board.connect(timeout=CONNECT_S))[0]
     await sync_to_async(publish_evaluation)(hidden)
     await sync_to_async(publish_evaluation)(listed)
     assert (await board.receive_json_from(timeout=5))["evaluation"] == listed.pk

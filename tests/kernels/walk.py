@@ -177,7 +177,7 @@ async def listen(path: str, session_key: str | None) -> tuple[bool, str]:
     """Open the socket as the session's user; whether it opened, and everything it sent."""
     headers = [(b"cookie", f"{settings.SESSION_COOKIE_NAME}={session_key}".encode())] if session_key else []
     communicator = WebsocketCommunicator(sockets, path, headers=headers)
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     received = []
     if connected:
         while not await communicator.receive_nothing(timeout=0.2):

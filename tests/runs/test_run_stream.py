@@ -23,7 +23,7 @@ def new_run() -> OptimizationRun:
 
 async def connect(run_id: int) -> WebsocketCommunicator:
     communicator = WebsocketCommunicator(application, f"/ws/runs/{run_id}/")
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=10)
     assert connected
     return communicator
 

@@ -42,7 +42,7 @@ def test_a_job_delivered_again_after_its_verdict_does_nothing(cpu_worker, broker
 async def test_progress_reaches_a_websocket_client_in_order(cpu_worker, broker):
     run = await sync_to_async(OptimizationRun.objects.create)(problem=await sync_to_async(make_problem)(scale=4))
     communicator = WebsocketCommunicator(URLRouter(websocket_urlpatterns), f"/ws/runs/{run.pk}/")
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=10))[0]
     assert (await communicator.receive_json_from(timeout=10))["kind"] == "replayed"
     await sync_to_async(make_candidate)(problem=run.problem, scale=4, run=run, origin="model", round=1)
     stages = []
