@@ -25,7 +25,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 from evaluation.harness import baselines, environment, integrity, loading, output_facts, profiling, timing, values
 from evaluation.harness.channel import Channel
-from evaluation.harness.service import error_facts, serve
+from evaluation.harness.request_loop import error_facts, serve
 from evaluation.harness.timing import settle
 
 _no_grad = torch.no_grad
@@ -88,7 +88,7 @@ class CandidateProcess:
                 source = handle.read()
             self.candidate_module = loading.load_module(loading.CANDIDATE_MODULE, source, request["candidate_path"])
             # Nothing of the candidate's may still run on the GPU once a step is answered: between
-            # steps another verification sharing the device may be measuring (pipeline.DeviceLock).
+            # steps another verification sharing the device may be measuring (device_lock.DeviceLock).
             settle(self.device)
         except BaseException as exc:  # noqa: BLE001  (whatever user code raised is the candidate's reply)
             return {"ok": False, "error": error_facts(exc), **self.integrity_facts()}

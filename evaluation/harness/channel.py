@@ -1,7 +1,7 @@
 """The private channel between the harness and a sandboxed process: JSON lines over two pipes.
 
-The pipes are file descriptors handed to the child at start; the child's stdout and stderr go to
-a log file and are never parsed. Code running inside the child can still write to these pipes, so
+The pipes are file descriptors handed to the sandboxed process at start; its stdout and stderr go to
+a log file and are never parsed. Code running inside that process can still write to these pipes, so
 the parent treats every message as a claim: it checks each reply's nonce and its wall-clock
 plausibility, and builds the verdict itself.
 """

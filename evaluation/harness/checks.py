@@ -96,8 +96,8 @@ _FAULT_STATUS = {
 }
 
 
-def _fault_outcome(ev: Evidence, stages: tuple[str, ...], what: str) -> Outcome | None:
-    fault = ev.fault
+def _fault_outcome(evidence: Evidence, stages: tuple[str, ...], what: str) -> Outcome | None:
+    fault = evidence.fault
     if fault is None or fault.side != CANDIDATE or fault.stage not in stages:
         return None
     status = CRASHED if fault.cuda else _FAULT_STATUS[fault.kind]
@@ -111,56 +111,60 @@ def _fault_outcome(ev: Evidence, stages: tuple[str, ...], what: str) -> Outcome 
 # -- loading --------------------------------------------------------------------------------------
 
 
-def candidate_parses(ev: Evidence) -> Outcome | None:
-    error = ev.static.get("parse_error")
+def candidate_parses(evidence: Evidence) -> Outcome | None:
+    error = evidence.static.get("parse_error")
     return fail(f"the candidate does not parse ({error}); fix the syntax") if error else ok("the source parses")
 
 
-def sandbox_in_force(ev: Evidence) -> Outcome | None:
-    if ev.unconfined:
-        return fail(f"the worker {ev.unconfined}; an operator must install bubblewrap (the bubblewrap package) on it")
+def sandbox_in_force(evidence: Evidence) -> Outcome | None:
+    if evidence.unconfined:
+        return fail(f"the worker {evidence.unconfined}; an operator must install bubblewrap (the bubblewrap package) on it")
     return None
 
 
-def problem_fits(ev: Evidence) -> Outcome | None:
-    if ev.refused:
-        return fail(f"the problem was refused before any process started: {ev.refused}")
+def problem_fits(evidence: Evidence) -> Outcome | None:
+    if evidence.refused:
+        return fail(f"the problem was refused before any process started: {evidence.refused}")
     return None
 
 
-def problem_runs(ev: Evidence) -> Outcome | None:
-    if ev.fault and ev.fault.side == REFERENCE:
-        return fail(f"the problem's reference failed at {ev.fault.stage}: {ev.fault.detail}; the problem must run on its own")
-    if ev.fault and ev.fault.side == BASELINE and ev.fault.kind != "protocol":
-        return fail(f"the problem's baselines failed at {ev.fault.stage}: {ev.fault.detail}; the problem must run on its own")
-    if ev.fault and ev.fault.side == "proof":
+def problem_runs(evidence: Evidence) -> Outcome | None:
+    if evidence.fault and evidence.fault.side == REFERENCE:
         return fail(
-            f"the hack report's proof inputs failed at {ev.fault.stage}: {ev.fault.detail}; a proof must define "
+            f"the problem's reference failed at {evidence.fault.stage}: {evidence.fault.detail}; the problem must run on its own"
+        )
+    if evidence.fault and evidence.fault.side == BASELINE and evidence.fault.kind != "protocol":
+        return fail(
+            f"the problem's baselines failed at {evidence.fault.stage}: {evidence.fault.detail}; the problem must run on its own"
+        )
+    if evidence.fault and evidence.fault.side == "proof":
+        return fail(
+            f"the hack report's proof inputs failed at {evidence.fault.stage}: {evidence.fault.detail}; a proof must define "
             "get_inputs() returning inputs of the problem's kind"
         )
-    if ev.fault and ev.fault.side == CANDIDATE and ev.fault.stage in ("describe", "prepare"):
-        return fail(f"the candidate's process could not be prepared: {ev.fault.detail}")
-    if ev.problem is None:
+    if evidence.fault and evidence.fault.side == CANDIDATE and evidence.fault.stage in ("describe", "prepare"):
+        return fail(f"the candidate's process could not be prepared: {evidence.fault.detail}")
+    if evidence.problem is None:
         return None
-    if ev.problem.get("reference_nan"):
+    if evidence.problem.get("reference_nan"):
         return fail("the problem's reference output holds NaN, so no candidate can be judged against it")
-    return ok(f"the reference runs ({ev.problem.get('reference_precision')})")
+    return ok(f"the reference runs ({evidence.problem.get('reference_precision')})")
 
 
-def candidate_loads(ev: Evidence) -> Outcome | None:
-    faulted = _fault_outcome(ev, ("load",), "importing the candidate")
+def candidate_loads(evidence: Evidence) -> Outcome | None:
+    faulted = _fault_outcome(evidence, ("load",), "importing the candidate")
     if faulted:
         return faulted
-    return ok("the candidate's module loads") if ev.loaded and ev.loaded.get("ok") else None
+    return ok("the candidate's module loads") if evidence.loaded and evidence.loaded.get("ok") else None
 
 
-def defines_model_new(ev: Evidence) -> Outcome | None:
+def defines_model_new(evidence: Evidence) -> Outcome | None:
     told = "define `class ModelNew(nn.Module)` taking the problem's init inputs"
-    if not ev.static.get("parse_error") and not ev.static.get("names_model_new", True):
+    if not evidence.static.get("parse_error") and not evidence.static.get("names_model_new", True):
         return fail(f"the candidate defines no class ModelNew (the name does not occur in its source); {told}")
-    if not ev.loaded or not ev.loaded.get("ok"):
+    if not evidence.loaded or not evidence.loaded.get("ok"):
         return None
-    if not ev.loaded.get("defines_model_new"):
+    if not evidence.loaded.get("defines_model_new"):
         return fail(f"the candidate defines no class ModelNew; {told}")
     return ok("ModelNew is defined")
 
@@ -168,22 +172,22 @@ def defines_model_new(ev: Evidence) -> Outcome | None:
 # -- integrity: a broken rule is `rejected` --------------------------------------------------------
 
 
-def protocol_intact(ev: Evidence) -> Outcome | None:
-    if ev.fault and ev.fault.kind == "protocol":
+def protocol_intact(evidence: Evidence) -> Outcome | None:
+    if evidence.fault and evidence.fault.kind == "protocol":
         return fail(
-            f"the candidate's process wrote to the harness's private channel ({ev.fault.detail}); "
+            f"the candidate's process wrote to the harness's private channel ({evidence.fault.detail}); "
             "kernels must not touch the harness's file descriptors"
         )
-    if ev.protocol:
+    if evidence.protocol:
         return fail(
-            f"the candidate's process sent what the harness did not ask for: {'; '.join(ev.protocol[:3])}; "
+            f"the candidate's process sent what the harness did not ask for: {'; '.join(evidence.protocol[:3])}; "
             "kernels must not touch the harness's pipes"
         )
-    return ok("every message on the private channel answered a request") if ev.calls else None
+    return ok("every message on the private channel answered a request") if evidence.calls else None
 
 
-def harness_intact(ev: Evidence) -> Outcome | None:
-    patched = sorted({name for reply in ev.candidate_replies() for name in reply.get("patched", [])})
+def harness_intact(evidence: Evidence) -> Outcome | None:
+    patched = sorted({name for reply in evidence.candidate_replies() for name in reply.get("patched", [])})
     if patched:
         hint = (
             (
@@ -197,7 +201,7 @@ def harness_intact(ev: Evidence) -> Outcome | None:
             f"the candidate replaced {', '.join(patched[:6])}: functions the harness, its clocks or the "
             f"baselines rely on; kernels must not patch torch, Python or the harness{hint}"
         )
-    replies = ev.candidate_replies()
+    replies = evidence.candidate_replies()
     compared = sum(1 for reply in replies if reply.get("snapshot_compared", True))
     return (
         ok(
@@ -210,8 +214,8 @@ def harness_intact(ev: Evidence) -> Outcome | None:
     )
 
 
-def no_global_hooks(ev: Evidence) -> Outcome | None:
-    hooks = sorted(name for name in state_changes(ev) if name in HOOKS)
+def no_global_hooks(evidence: Evidence) -> Outcome | None:
+    hooks = sorted(name for name in state_changes(evidence) if name in HOOKS)
     if hooks:
         return fail(
             f"the candidate left {', '.join(hooks)} installed: code that runs outside its own calls (while the "
@@ -223,36 +227,36 @@ def no_global_hooks(ev: Evidence) -> Outcome | None:
             "no trace or profile function, torch mode, module hook, gc callback, signal handler, timer, import hook or "
             "audit hook was left installed"
         )
-        if ev.candidate_replies()
+        if evidence.candidate_replies()
         else None
     )
 
 
-def no_background_threads(ev: Evidence) -> Outcome | None:
-    threads = sorted({t for reply in ev.candidate_replies() for t in reply.get("new_threads", [])})
+def no_background_threads(evidence: Evidence) -> Outcome | None:
+    threads = sorted({t for reply in evidence.candidate_replies() for t in reply.get("new_threads", [])})
     if threads:
         return fail(
             f"the candidate left threads running after it returned ({', '.join(threads[:4])}); work must "
             "finish inside the call, where it is timed"
         )
-    return ok("no thread of the candidate outlived its call") if ev.candidate_replies() else None
+    return ok("no thread of the candidate outlived its call") if evidence.candidate_replies() else None
 
 
-def no_background_processes(ev: Evidence) -> Outcome | None:
-    processes = sorted({p for reply in ev.candidate_replies() for p in reply.get("new_processes", [])})
+def no_background_processes(evidence: Evidence) -> Outcome | None:
+    processes = sorted({p for reply in evidence.candidate_replies() for p in reply.get("new_processes", [])})
     if processes:
         return fail(f"the candidate left {len(processes)} child process(es) running; work must finish inside the call")
-    return ok("no process of the candidate outlived its call") if ev.candidate_replies() else None
+    return ok("no process of the candidate outlived its call") if evidence.candidate_replies() else None
 
 
-def _leaves_of(ev: Evidence, *phases: str):
-    for call in ev.candidate_calls(*phases):
+def _leaves_of(evidence: Evidence, *phases: str):
+    for call in evidence.candidate_calls(*phases):
         for index, leaf in enumerate(call.reply.get("output", {}).get("leaves", [])):
             yield call, index, leaf
 
 
-def output_is_plain_tensor(ev: Evidence) -> Outcome | None:
-    for _call, _, leaf in _leaves_of(ev):
+def output_is_plain_tensor(evidence: Evidence) -> Outcome | None:
+    for _call, _, leaf in _leaves_of(evidence):
         if leaf.get("is_tensor_subclass"):
             return fail(
                 f"the candidate returned a {leaf['type']}, a torch.Tensor subclass, which can defer or fake its "
@@ -260,36 +264,36 @@ def output_is_plain_tensor(ev: Evidence) -> Outcome | None:
             )
         if leaf.get("plain_tensor") and not leaf.get("strided"):
             return fail("the candidate returned a sparse or otherwise non-strided tensor; return a dense one")
-    return ok("every output is exactly a torch.Tensor") if ev.candidate_calls() else None
+    return ok("every output is exactly a torch.Tensor") if evidence.candidate_calls() else None
 
 
-def _reference_facts(ev: Evidence) -> list[dict]:
-    return (ev.problem or {}).get("output_facts") or []
+def _reference_facts(evidence: Evidence) -> list[dict]:
+    return (evidence.problem or {}).get("output_facts") or []
 
 
-def output_elements_distinct(ev: Evidence) -> Outcome | None:
-    reference = _reference_facts(ev)
-    for _call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
+def output_elements_distinct(evidence: Evidence) -> Outcome | None:
+    reference = _reference_facts(evidence)
+    for _call, index, leaf in _leaves_of(evidence, TRIAL, TIMED, STEADY, PROFILE, PROOF):
         allowed = index < len(reference) and not reference[index].get("distinct_elements", True)
         if leaf.get("plain_tensor") and not leaf.get("distinct_elements") and not allowed:
             return fail(
                 "the candidate returned a tensor whose elements share memory (an expanded or overlapping view), "
                 "as a stored constant broadcast to the output shape would; return one element per address"
             )
-    return ok("every output element has memory of its own") if ev.candidate_calls() else None
+    return ok("every output element has memory of its own") if evidence.candidate_calls() else None
 
 
-def output_owns_storage(ev: Evidence) -> Outcome | None:
-    reference = _reference_facts(ev)
-    reference_keeps = (ev.problem or {}).get("reference_keeps_output")
-    for call in ev.candidate_calls(TRIAL, TIMED, STEADY, PROFILE, PROOF):
+def output_owns_storage(evidence: Evidence) -> Outcome | None:
+    reference = _reference_facts(evidence)
+    reference_keeps = (evidence.problem or {}).get("reference_keeps_output")
+    for call in evidence.candidate_calls(TRIAL, TIMED, STEADY, PROFILE, PROOF):
         overwritten = call.reply.get("output", {}).get("earlier_output_overwritten")
         if overwritten:
             return fail(
                 "the candidate's output was overwritten by its next call (torch.compile's CUDA graphs return "
                 f'the same static memory every call: "{overwritten}"); clone the output before returning it'
             )
-    for _call, index, leaf in _leaves_of(ev, TRIAL, TIMED, STEADY, PROFILE, PROOF):
+    for _call, index, leaf in _leaves_of(evidence, TRIAL, TIMED, STEADY, PROFILE, PROOF):
         reference_aliases_input = index < len(reference) and reference[index].get("aliases_input")
         if leaf.get("aliases_input") and not reference_aliases_input:
             return fail(
@@ -307,11 +311,11 @@ def output_owns_storage(ev: Evidence) -> Outcome | None:
             )
         if leaf.get("aliases_other_output"):
             return fail("two of the candidate's outputs share memory; the reference's do not")
-    return ok("every output owns its storage") if ev.candidate_calls() else None
+    return ok("every output owns its storage") if evidence.candidate_calls() else None
 
 
-def output_settled(ev: Evidence) -> Outcome | None:
-    for call in ev.candidate_calls():
+def output_settled(evidence: Evidence) -> Outcome | None:
+    for call in evidence.candidate_calls():
         changed = call.reply.get("changed_after_capture")
         if changed:
             return fail(
@@ -320,19 +324,19 @@ def output_settled(ev: Evidence) -> Outcome | None:
                 "hook, a callback, a thread) finished it outside the timed call; the bytes compared are the ones "
                 "captured, and the work must be done inside forward"
             )
-    return ok("every output held the bytes captured as its call completed") if ev.candidate_calls() else None
+    return ok("every output held the bytes captured as its call completed") if evidence.candidate_calls() else None
 
 
-def inputs_unmodified(ev: Evidence) -> Outcome | None:
-    if (ev.problem or {}).get("reference_mutates_inputs"):
+def inputs_unmodified(evidence: Evidence) -> Outcome | None:
+    if (evidence.problem or {}).get("reference_mutates_inputs"):
         return ok("the reference itself modifies its inputs, so the candidate may too")
-    for call in ev.candidate_calls():
+    for call in evidence.candidate_calls():
         if call.inputs_modified:
             return fail(
                 f"the candidate modified its input(s) {call.inputs_modified} in place; the reference does not, so "
                 "inputs must be left as they were"
             )
-    return ok("no input was modified") if ev.candidate_calls() else None
+    return ok("no input was modified") if evidence.candidate_calls() else None
 
 
 # The candidate's process may use this share of the baselines' timed wall time (and this much at
@@ -340,8 +344,8 @@ def inputs_unmodified(ev: Evidence) -> Outcome | None:
 IDLE_SHARE, IDLE_FLOOR_MS = 0.5, 10.0
 
 
-def quiet_while_baselines_run(ev: Evidence) -> Outcome | None:
-    cpu, wall = ev.idle["cpu_ms"], ev.idle["wall_ms"]
+def quiet_while_baselines_run(evidence: Evidence) -> Outcome | None:
+    cpu, wall = evidence.idle["cpu_ms"], evidence.idle["wall_ms"]
     if not wall:
         return None
     if cpu > max(IDLE_FLOOR_MS, IDLE_SHARE * wall):
@@ -352,9 +356,9 @@ def quiet_while_baselines_run(ev: Evidence) -> Outcome | None:
     return ok(f"the candidate's process was idle while the baselines were timed ({cpu:.1f} ms of CPU in {wall:.0f} ms)")
 
 
-def clock_consistent(ev: Evidence) -> Outcome | None:
-    calls = [(c.ms, c.wall_ms) for c in ev.calls if c.ms is not None and c.phase in (TIMED, WARMUP)]
-    calls += [(b["sum_ms"], b["wall_ms"]) for b in ev.bursts if b.get("sum_ms") is not None]
+def clock_consistent(evidence: Evidence) -> Outcome | None:
+    calls = [(c.ms, c.wall_ms) for c in evidence.calls if c.ms is not None and c.phase in (TIMED, WARMUP)]
+    calls += [(b["sum_ms"], b["wall_ms"]) for b in evidence.bursts if b.get("sum_ms") is not None]
     if not calls:
         return None
     impossible = measurement.calls_exceeding_wall(calls)
@@ -377,13 +381,13 @@ def clock_consistent(ev: Evidence) -> Outcome | None:
 HIDDEN_WORK_FLAG, HIDDEN_WORK_REJECT, HIDDEN_WORK_BURSTS = (0.02, 0.1), (0.05, 0.25), 5
 
 
-def _hidden_work(ev: Evidence, floor_ms: float, share: float) -> str | None:
-    if ev.device != "cuda":
+def _hidden_work(evidence: Evidence, floor_ms: float, share: float) -> str | None:
+    if evidence.device != "cuda":
         return None
-    own = [b["leftover_ms"] for b in ev.bursts if b["who"] == CANDIDATE and b["round"] > 0]
-    eager = [b["leftover_ms"] for b in ev.bursts if b["who"] == "eager"]
+    own = [b["leftover_ms"] for b in evidence.bursts if b["who"] == CANDIDATE and b["round"] > 0]
+    eager = [b["leftover_ms"] for b in evidence.bursts if b["who"] == "eager"]
     # Both measures' bursts: a captured graph's replay may leave work behind as well as a call.
-    samples = ev.steady_samples(CANDIDATE)
+    samples = evidence.steady_samples(CANDIDATE)
     if not own or not eager or not samples:
         return None
     base, typical = statistics.median(eager), statistics.median(samples)
@@ -413,10 +417,10 @@ SETTLE_REJECT = (0.003, 0.15)
 SETTLE_FLAG = (0.001, 0.05)
 
 
-def _settle_excess(ev: Evidence, floor_ms: float, share: float) -> str | None:
+def _settle_excess(evidence: Evidence, floor_ms: float, share: float) -> str | None:
     for phase in (STEADY, DEVICE):
-        own, eager = ev.settle_ms(CANDIDATE, phase), ev.settle_ms("eager", phase)
-        samples = [c.ms for c in ev.candidate_calls(phase) if c.ms is not None]
+        own, eager = evidence.settle_ms(CANDIDATE, phase), evidence.settle_ms("eager", phase)
+        samples = [c.ms for c in evidence.candidate_calls(phase) if c.ms is not None]
         if len(own) < 10 or len(eager) < 10:
             continue
         excess, typical = statistics.median(own) - statistics.median(eager), statistics.median(samples)
@@ -430,54 +434,54 @@ def _settle_excess(ev: Evidence, floor_ms: float, share: float) -> str | None:
     return None
 
 
-def no_hidden_work(ev: Evidence) -> Outcome | None:
+def no_hidden_work(evidence: Evidence) -> Outcome | None:
     """A burst's calls are timed on the calling stream, back to back, and the device synchronized once
     at the end: work a call leaves on another stream or thread runs outside its interval, and the last
     call's is still running when the calling stream is done. The parent picks the last call after it
     has returned, so a candidate that leaves work behind on some calls is seen on as many bursts as end
     on one of them. The steady state is the headline: such work would be a speedup nobody gets."""
-    if ev.device != "cuda" or not ev.bursts:
+    if evidence.device != "cuda" or not evidence.bursts:
         return None
-    found = _settle_excess(ev, *SETTLE_REJECT) or _hidden_work(ev, *HIDDEN_WORK_REJECT)
+    found = _settle_excess(evidence, *SETTLE_REJECT) or _hidden_work(evidence, *HIDDEN_WORK_REJECT)
     return fail(found) if found else ok("no work was left on the device after the bursts' last calls")
 
 
-def hidden_work(ev: Evidence) -> str | None:
+def hidden_work(evidence: Evidence) -> str | None:
     """Less left behind than no_hidden_work rejects, but more than the eager reference leaves."""
-    if ev.device != "cuda" or not ev.bursts:
+    if evidence.device != "cuda" or not evidence.bursts:
         return None
-    return _settle_excess(ev, *SETTLE_FLAG) or _hidden_work(ev, *HIDDEN_WORK_FLAG)
+    return _settle_excess(evidence, *SETTLE_FLAG) or _hidden_work(evidence, *HIDDEN_WORK_FLAG)
 
 
 # -- faults: error, crashed, timeout ---------------------------------------------------------------
 
 
-def candidate_instantiates(ev: Evidence) -> Outcome | None:
-    faulted = _fault_outcome(ev, ("instantiate",), "building ModelNew")
+def candidate_instantiates(evidence: Evidence) -> Outcome | None:
+    faulted = _fault_outcome(evidence, ("instantiate",), "building ModelNew")
     if faulted:
         return faulted
-    return ok(f"ModelNew was built {len(ev.instantiations)} time(s)") if ev.instantiations else None
+    return ok(f"ModelNew was built {len(evidence.instantiations)} time(s)") if evidence.instantiations else None
 
 
-def candidate_runs(ev: Evidence) -> Outcome | None:
-    faulted = _fault_outcome(ev, ("call", "burst", "dump", "finish"), "a call of the candidate")
+def candidate_runs(evidence: Evidence) -> Outcome | None:
+    faulted = _fault_outcome(evidence, ("call", "burst", "dump", "finish"), "a call of the candidate")
     if faulted:
         return faulted
-    if ev.fault and ev.fault.side == CANDIDATE and ev.fault.kind == "harness":
-        return fail(f"the harness failed around the candidate: {ev.fault.detail}", ERROR)
-    return ok(f"{len(ev.candidate_calls())} calls ran") if ev.candidate_calls() else None
+    if evidence.fault and evidence.fault.side == CANDIDATE and evidence.fault.kind == "harness":
+        return fail(f"the harness failed around the candidate: {evidence.fault.detail}", ERROR)
+    return ok(f"{len(evidence.candidate_calls())} calls ran") if evidence.candidate_calls() else None
 
 
 # -- correctness: a wrong answer is `incorrect` ----------------------------------------------------
 
 
-def _judged_calls(ev: Evidence, *phases: str):
-    return [c for c in ev.candidate_calls(*phases) if c.reply.get("output")]
+def _judged_calls(evidence: Evidence, *phases: str):
+    return [c for c in evidence.candidate_calls(*phases) if c.reply.get("output")]
 
 
-def output_structure(ev: Evidence) -> Outcome | None:
-    expected = (ev.problem or {}).get("structure")
-    calls = _judged_calls(ev, TRIAL, TIMED, STEADY, PROFILE)
+def output_structure(evidence: Evidence) -> Outcome | None:
+    expected = (evidence.problem or {}).get("structure")
+    calls = _judged_calls(evidence, TRIAL, TIMED, STEADY, PROFILE)
     for call in calls:
         got = call.reply["output"]["structure"]
         if expected and got != expected and not any(leaf.get("is_tensor_subclass") for leaf in call.reply["output"]["leaves"]):
@@ -485,30 +489,30 @@ def output_structure(ev: Evidence) -> Outcome | None:
     return ok(f"outputs are structured as the reference's ({expected})") if calls else None
 
 
-def _spec_mismatch(ev: Evidence, key: str, label: str) -> Outcome | None:
-    calls = _judged_calls(ev, TRIAL, TIMED, STEADY, PROFILE)
+def _spec_mismatch(evidence: Evidence, key: str, label: str) -> Outcome | None:
+    calls = _judged_calls(evidence, TRIAL, TIMED, STEADY, PROFILE)
     for call in calls:
-        spec = (call.reference or {}).get("spec") or ev.expected_spec()
+        spec = (call.reference or {}).get("spec") or evidence.expected_spec()
         for index, leaf in enumerate(call.reply["output"]["leaves"]):
             if index < len(spec) and key in leaf and key in spec[index] and leaf[key] != spec[index][key]:
                 return fail(f"output {index} has {label} {leaf[key]}, the reference's has {spec[index][key]}")
     return ok(f"every output has the reference's {label}") if calls else None
 
 
-def output_shape(ev: Evidence) -> Outcome | None:
-    return _spec_mismatch(ev, "shape", "shape")
+def output_shape(evidence: Evidence) -> Outcome | None:
+    return _spec_mismatch(evidence, "shape", "shape")
 
 
-def output_dtype(ev: Evidence) -> Outcome | None:
-    return _spec_mismatch(ev, "dtype", "dtype")
+def output_dtype(evidence: Evidence) -> Outcome | None:
+    return _spec_mismatch(evidence, "dtype", "dtype")
 
 
-def output_device(ev: Evidence) -> Outcome | None:
-    return _spec_mismatch(ev, "device", "device")
+def output_device(evidence: Evidence) -> Outcome | None:
+    return _spec_mismatch(evidence, "device", "device")
 
 
-def outputs_finite(ev: Evidence) -> Outcome | None:
-    checked = [c for c in ev.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
+def outputs_finite(evidence: Evidence) -> Outcome | None:
+    checked = [c for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
     for call in checked:
         bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
         if bad:
@@ -574,8 +578,8 @@ def _show(value) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 
-def outputs_match_reference(ev: Evidence) -> Outcome | None:
-    checked = [c for c in ev.candidate_calls(TRIAL) if c.checked]
+def outputs_match_reference(evidence: Evidence) -> Outcome | None:
+    checked = [c for c in evidence.candidate_calls(TRIAL) if c.checked]
     for number, call in enumerate(checked, 1):
         if not _within_tolerance(call):
             return fail(f"on fresh inputs (checked call {number}) the {_describe_miss(call)}")
@@ -587,16 +591,16 @@ def outputs_match_reference(ev: Evidence) -> Outcome | None:
     return ok(f"{len(checked)} fresh input sets match the {against}") if checked else None
 
 
-def timed_outputs_match_reference(ev: Evidence) -> Outcome | None:
-    checked = [c for c in ev.candidate_calls(WARMUP, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
+def timed_outputs_match_reference(evidence: Evidence) -> Outcome | None:
+    checked = [c for c in evidence.candidate_calls(WARMUP, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
     for call in checked:
         if not _within_tolerance(call):
             return fail(f"a call during timing returned a wrong result, unlike the earlier checks: the {_describe_miss(call)}")
     return ok(f"{len(checked)} timed calls, chosen in secret, match the reference too") if checked else None
 
 
-def proof_inputs(ev: Evidence) -> Outcome | None:
-    calls = ev.candidate_calls(PROOF)
+def proof_inputs(evidence: Evidence) -> Outcome | None:
+    calls = evidence.candidate_calls(PROOF)
     for call in calls:
         if not call.checked:
             continue
@@ -647,11 +651,11 @@ CHECKS = [
 ]
 
 
-def run_checks(ev: Evidence) -> tuple[list[dict], dict | None]:
+def run_checks(evidence: Evidence) -> tuple[list[dict], dict | None]:
     """Every check that ran, as verdict entries, and the first failure (with its status)."""
     entries, first = [], None
     for check in CHECKS:
-        outcome = check.run(ev)
+        outcome = check.run(evidence)
         if outcome is None:
             continue
         entries.append({"name": check.name, "passed": outcome.passed, "detail": outcome.detail})
@@ -663,13 +667,13 @@ def run_checks(ev: Evidence) -> tuple[list[dict], dict | None]:
 # -- flags: notable, not disqualifying -------------------------------------------------------------
 
 
-def degenerate_problem(ev: Evidence) -> str | None:
-    problem = ev.problem or {}
+def degenerate_problem(evidence: Evidence) -> str | None:
+    problem = evidence.problem or {}
     return f"the problem is degenerate: {problem['reason']}" if problem.get("degenerate") else None
 
 
-def tiny_outputs(ev: Evidence) -> str | None:
-    scale = (ev.problem or {}).get("output_scale")
+def tiny_outputs(evidence: Evidence) -> str | None:
+    scale = (evidence.problem or {}).get("output_scale")
     if scale is not None and scale < 1e-2:
         return (
             f"the reference's outputs have a root mean square of {scale:.3g}, below the absolute tolerance (1e-2) "
@@ -678,11 +682,11 @@ def tiny_outputs(ev: Evidence) -> str | None:
     return None
 
 
-def float32_reference_inexact(ev: Evidence) -> str | None:
-    held = [c for c in ev.candidate_calls() if c.checked and c.comparison.get("against") == "float32"]
+def float32_reference_inexact(evidence: Evidence) -> str | None:
+    held = [c for c in evidence.candidate_calls() if c.checked and c.comparison.get("against") == "float32"]
     if not held:
         return None
-    error = reference_float32_error(ev)
+    error = reference_float32_error(evidence)
     return (
         f"the problem's own float32 output differs from float64 by a relative error of {error:.3g} (outputs "
         f"that underflow float32, or a long recurrence), beyond any tolerance: {len(held)} checked calls were "
@@ -690,16 +694,16 @@ def float32_reference_inexact(ev: Evidence) -> str | None:
     )
 
 
-def nondeterministic_problem(ev: Evidence) -> str | None:
+def nondeterministic_problem(evidence: Evidence) -> str | None:
     return (
         "the reference gives different outputs for the same inputs and seed"
-        if (ev.problem or {}).get("nondeterministic")
+        if (evidence.problem or {}).get("nondeterministic")
         else None
     )
 
 
-def stateful_problem(ev: Evidence) -> str | None:
-    if not (ev.problem or {}).get("carries_state"):
+def stateful_problem(evidence: Evidence) -> str | None:
+    if not (evidence.problem or {}).get("carries_state"):
         return None
     return (
         "the problem's forward carries state from one call to the next (the same inputs twice give different "
@@ -707,55 +711,59 @@ def stateful_problem(ev: Evidence) -> str | None:
     )
 
 
-def _worst_error(ev: Evidence) -> float | None:
+def _worst_error(evidence: Evidence) -> float | None:
     errors = [
-        c.comparison.get("max_rel_error") for c in ev.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE) if c.checked
+        c.comparison.get("max_rel_error")
+        for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE)
+        if c.checked
     ]
     errors = [e for e in errors if e is not None]
     return max(errors) if errors else None
 
 
-def reference_float32_error(ev: Evidence) -> float | None:
-    errors = [(c.reference or {}).get("float32_error", {}).get("max_rel_error") for c in ev.candidate_calls() if c.reference]
+def reference_float32_error(evidence: Evidence) -> float | None:
+    errors = [
+        (c.reference or {}).get("float32_error", {}).get("max_rel_error") for c in evidence.candidate_calls() if c.reference
+    ]
     errors = [e for e in errors if e is not None]
-    return max(errors) if errors else (ev.problem or {}).get("float32_error", {}).get("max_rel_error")
+    return max(errors) if errors else (evidence.problem or {}).get("float32_error", {}).get("max_rel_error")
 
 
-def state_changes(ev: Evidence) -> dict:
+def state_changes(evidence: Evidence) -> dict:
     changes = {}
-    for reply in ev.candidate_replies():
+    for reply in evidence.candidate_replies():
         changes.update(reply.get("state_changes", {}))
     return changes
 
 
-def reduced_precision(ev: Evidence) -> str | None:
+def reduced_precision(evidence: Evidence) -> str | None:
     reasons = []
-    worst, reference = _worst_error(ev), reference_float32_error(ev)
+    worst, reference = _worst_error(evidence), reference_float32_error(evidence)
     if worst is not None and tolerance.tier_rank(tolerance.tier(worst)) > tolerance.tier_rank(tolerance.tier(reference)):
         reasons.append(
             f"its outputs are {tolerance.tier(worst)} (relative error {worst:.2g}) where float32 eager is "
             f"{tolerance.tier(reference)}"
         )
-    switched = lowers_precision(state_changes(ev))
+    switched = lowers_precision(state_changes(evidence))
     if switched:
         reasons.append(f"it switches on {', '.join(switched)}")
     return "the candidate lowers precision: " + "; ".join(reasons) if reasons else None
 
 
-def global_state_changed(ev: Evidence) -> str | None:
-    changes = state_changes(ev)
+def global_state_changed(evidence: Evidence) -> str | None:
+    changes = state_changes(evidence)
     if not changes:
         return None
     listed = ", ".join(f"{name} {c['before']!r} -> {c['after']!r}" for name, c in sorted(changes.items()))
     return f"the candidate changes global state ({listed}); kept to its own calls, baselines ran with the original state"
 
 
-def same_kernels_as_reference(ev: Evidence) -> str | None:
-    profiled = [c for c in ev.calls if c.phase == PROFILE and c.reply.get("kernels") is not None]
+def same_kernels_as_reference(evidence: Evidence) -> str | None:
+    profiled = [c for c in evidence.calls if c.phase == PROFILE and c.reply.get("kernels") is not None]
     candidate = next((c.reply["kernels"] for c in profiled if c.who == CANDIDATE), None)
     reference = next((c.reply["kernels"] for c in profiled if c.who != CANDIDATE), None)
     if candidate and reference and sorted(map(str, candidate)) == sorted(map(str, reference)):
-        facts = ev.static.get("facts", {})
+        facts = evidence.static.get("facts", {})
         if "custom_cuda" in facts or "triton" in facts:
             return "the candidate launched exactly the reference's kernels: its custom kernel never ran"
         return (
@@ -765,27 +773,27 @@ def same_kernels_as_reference(ev: Evidence) -> str | None:
     return None
 
 
-def median_ms(ev: Evidence, who: str = CANDIDATE) -> float | None:
+def median_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
     """One side's latency median (one call at a time on an idle device)."""
-    samples = ev.timed_samples(who)
+    samples = evidence.timed_samples(who)
     return measurement.summarize(samples)["median_ms"] if samples else None
 
 
-def steady_ms(ev: Evidence, who: str = CANDIDATE) -> float | None:
+def steady_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
     """One side's steady-state median (calls back to back), else its latency median."""
-    samples = ev.steady_samples(who)
-    return measurement.summarize(samples)["median_ms"] if samples else median_ms(ev, who)
+    samples = evidence.steady_samples(who)
+    return measurement.summarize(samples)["median_ms"] if samples else median_ms(evidence, who)
 
 
-def sol_floor(ev: Evidence) -> dict | None:
-    problem = ev.problem or {}
+def sol_floor(evidence: Evidence) -> dict | None:
+    problem = evidence.problem or {}
     if problem.get("flops") is None:
         return None
-    return speed_of_light.floor_ms(problem["flops"], problem.get("bytes", 0), ev.rates)
+    return speed_of_light.floor_ms(problem["flops"], problem.get("bytes", 0), evidence.rates)
 
 
-def beyond_speed_of_light(ev: Evidence) -> str | None:
-    floor, median = sol_floor(ev), steady_ms(ev)
+def beyond_speed_of_light(evidence: Evidence) -> str | None:
+    floor, median = sol_floor(evidence), steady_ms(evidence)
     if speed_of_light.beyond(median, floor):
         return (
             f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
@@ -801,10 +809,10 @@ def beyond_speed_of_light(ev: Evidence) -> str | None:
 HOST_BOUND_SHARE = 0.5
 
 
-def host_bound(ev: Evidence) -> str | None:
+def host_bound(evidence: Evidence) -> str | None:
     sides = []
-    for who in (CANDIDATE, *ev.baselines):
-        host, median = ev.host_ms(who), median_ms(ev, who)
+    for who in (CANDIDATE, *evidence.baselines):
+        host, median = evidence.host_ms(who), median_ms(evidence, who)
         if host is not None and median and host >= HOST_BOUND_SHARE * median:
             sides.append(f"{who} {host:.3g} ms of its {median:.3g} ms")
     if not sides:
@@ -816,8 +824,8 @@ def host_bound(ev: Evidence) -> str | None:
     )
 
 
-def shape_specialized(ev: Evidence) -> str | None:
-    variant = ev.variant or {}
+def shape_specialized(evidence: Evidence) -> str | None:
+    variant = evidence.variant or {}
     return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
 
 
@@ -837,15 +845,15 @@ FLAGS = [
 ]
 
 
-def run_flags(ev: Evidence) -> dict[str, str]:
+def run_flags(evidence: Evidence) -> dict[str, str]:
     raised = {}
     for name, finding in FLAGS:
-        detail = finding(ev)
+        detail = finding(evidence)
         if detail:
             raised[name] = detail
     return raised
 
 
-def blocking_failure(ev: Evidence) -> dict | None:
+def blocking_failure(evidence: Evidence) -> dict | None:
     """The first failure so far, which ends the run early: nothing later can undo it."""
-    return run_checks(ev)[1]
+    return run_checks(evidence)[1]

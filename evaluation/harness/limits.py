@@ -51,7 +51,7 @@ class Limits:
     build_cache_dir: str | None = None
     # A file locked (flock) while this verification uses the GPU: shared from inspecting the problem
     # to the last call, exclusive while timing. Verifications sharing it overlap their start-up,
-    # builds and checks, never a measurement (pipeline.DeviceLock).
+    # builds and checks, never a measurement (device_lock.DeviceLock).
     device_lock_path: str | None = None
     # Lock the GPU's SM clock at this many MHz while timing, where the driver allows it (gpu_state.py).
     lock_clocks_mhz: int | None = None

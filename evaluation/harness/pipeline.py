@@ -22,20 +22,18 @@ pipe, and writes every file a later verification trusts (baseline timings, devic
 """
 
 import contextlib
-import fcntl
 import logging
 import math
 import os
 import secrets
-import select
 import shutil
-import struct
 import tempfile
 import time
 from hashlib import sha256
 from pathlib import Path
 
 from evaluation.harness import baseline_cache, callsite, checks, problem_shapes, scoring, static_analysis
+from evaluation.harness.device_lock import DeviceLock
 from evaluation.harness.evidence import (
     BASELINE,
     CANDIDATE,
@@ -53,6 +51,14 @@ from evaluation.harness.evidence import (
     Fault,
 )
 from evaluation.harness.limits import Limits, Plan, coerce, host_memory_bytes, memory_for
+from evaluation.harness.protocol import (
+    CANDIDATE_FACTS,
+    REFERENCE_FACTS,
+    REQUIRED,
+    REQUIRED_AFTER_CALL,
+    TimingPipe,
+    pipe,
+)
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache
 from evaluation.harness.verdict import BASELINES, Verdict
 
@@ -60,147 +66,8 @@ logger = logging.getLogger(__name__)
 
 DEVICES = ("cpu", "cuda")
 PROOF_SIDE = "proof"
-# What a reply must hold to be a reply at all; anything else came from somewhere else.
-REQUIRED = {
-    (BASELINE, "describe"): ("env", "flush_bytes"),
-    (BASELINE, "prepare"): ("baselines",),
-    (CANDIDATE, "load"): ("ok",),
-    (CANDIDATE, "instantiate"): ("ok",),
-    (CANDIDATE, "burst"): ("calls",),
-    (REFERENCE, "inspect"): ("spec", "flops"),
-    (REFERENCE, "feed_burst"): ("inputs",),
-    (REFERENCE, "feed"): ("inputs",),
-    (REFERENCE, "compare"): ("comparison", "spec"),
-    (REFERENCE, "instantiate"): ("init",),
-}
-REQUIRED_AFTER_CALL = ("output", "changed_after_capture")
-
-
-def _list_of(kind):
-    return lambda value: isinstance(value, list) and all(isinstance(item, kind) for item in value)
-
-
-# The shape of what the candidate's process reports: a reply with anything else in these fields came
-# from the candidate's own code (it can rewrite the harness's Python beside it), not the harness's.
-CANDIDATE_FACTS = {
-    "patched": _list_of(str),
-    "new_threads": _list_of(str),
-    "new_processes": _list_of(int),
-    "state_changes": lambda value: isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()),
-    "changed_after_capture": _list_of(int),
-    "kernels": _list_of(dict),
-    "output": lambda value: (
-        isinstance(value, dict)
-        and isinstance(value.get("structure"), str)
-        and _list_of(dict)(value.get("leaves"))
-        and len(value["leaves"]) <= 4096
-    ),
-    "error": lambda value: isinstance(value, dict) and isinstance(value.get("message"), str),
-    # A burst's calls: each with its output's facts, or none at all (replays of a CUDA graph, whose output
-    # is the graph's own memory each time); `burst` checks which the parent asked for.
-    "calls": lambda value: (
-        isinstance(value, list)
-        and len(value) <= 4096
-        and all(isinstance(call, dict) and (call == {} or CANDIDATE_FACTS["output"](call.get("output"))) for call in value)
-    ),
-    "graph": lambda value: isinstance(value, str) and len(value) <= 400,
-}
-
-
-def _count(value) -> bool:
-    return type(value) is int and value >= 0
-
-
-# The problem's code runs in the reference process and can rewrite its replies too: the figures the
-# parent computes with must at least be of their kind (a pasted problem is judged by itself, but must
-# not stop the harness from giving a verdict).
-REFERENCE_FACTS = {
-    "output_bytes": _count,
-    "input_bytes": _count,
-    "bytes": _count,
-    "parameter_bytes": _count,
-    "flops": lambda value: value is None or _count(value),
-    "structure": lambda value: isinstance(value, str),
-    "spec": _list_of(dict),
-    "output_facts": _list_of(dict),
-    "inputs": _list_of(dict),
-    "init": lambda value: isinstance(value, dict),
-    "comparison": lambda value: isinstance(value, dict),
-    "float32_error": lambda value: isinstance(value, dict),
-}
 STAGES = ("building", "checking", "timing", "done")
 CHECK_EVERY = 16
-# The call site's record of one call (callsite.c, TimingRecord).
-TIMING = struct.Struct("<IIQdddQd")
-TIMING_MAGIC = 0x3154434B
-TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA, TIMED_BURST, TIMED_BURST_END, TIMED_UNGATED = 2, 4, 8, 16, 32, 64
-PIPE_BYTES = 1 << 20
-_F_SETPIPE_SZ = 1031
-
-
-class DeviceLock:
-    """A readers-writer lock on a file (flock), shared by the verifications of one GPU.
-
-    Work that only needs the GPU to be right (inspecting, building, checking) holds it shared, so
-    several verifications overlap it; measurements hold it exclusive, so nothing else runs on the
-    device while a sample is taken. A second file is a turnstile: a verification waiting for the
-    exclusive lock holds it, so new shared holders queue behind that wait instead of starving it.
-    Nobody waits for one lock while holding the other, so it cannot deadlock. With no path the
-    lock does nothing (one verification per device, as a worker runs them)."""
-
-    def __init__(self, path: str | None):
-        self.path = path
-        self.mode = None
-        self.waited_s = 0.0
-        self._main = self._turnstile = None
-
-    def __enter__(self):
-        if self.path:
-            self._main = open(self.path, "a")
-            self._turnstile = open(self.path + ".turnstile", "a")
-            self._take(fcntl.LOCK_SH)
-        return self
-
-    def __exit__(self, *exc):
-        if self._main is not None:
-            fcntl.flock(self._main, fcntl.LOCK_UN)
-            self._main.close()
-            self._turnstile.close()
-            self._main = self._turnstile = None
-            self.mode = None
-
-    def _take(self, mode: int) -> None:
-        began = time.monotonic()
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(self._main, mode)
-        finally:
-            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
-        self.waited_s += time.monotonic() - began
-        self.mode = mode
-
-    def checkpoint(self) -> None:
-        """Between two steps: a measurement waiting for the device goes first. Without a waiter the
-        shared lock is taken back at once; with one, after its measurement. The processes are idle
-        between steps, so nothing of this verification runs on the GPU meanwhile."""
-        if self._main is None or self.mode != fcntl.LOCK_SH:
-            return
-        fcntl.flock(self._main, fcntl.LOCK_UN)
-        self._take(fcntl.LOCK_SH)
-
-    @contextlib.contextmanager
-    def exclusive(self):
-        """The device to this verification alone, then back to shared."""
-        if self._main is None or self.mode == fcntl.LOCK_EX:
-            yield
-            return
-        fcntl.flock(self._main, fcntl.LOCK_UN)
-        self._take(fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._main, fcntl.LOCK_UN)
-            self._take(fcntl.LOCK_SH)
 
 
 class Stop(Exception):
@@ -219,96 +86,6 @@ def validate(device: str, baselines) -> tuple[str, ...]:
     if unknown:
         raise ValueError(f"unknown baselines {unknown}; choose from {', '.join(BASELINES)}")
     return names
-
-
-def _pipe() -> tuple[int, int]:
-    read, write = os.pipe()
-    try:
-        fcntl.fcntl(write, _F_SETPIPE_SZ, PIPE_BYTES)
-    except OSError:
-        pass
-    return read, write
-
-
-class TimingPipe:
-    """The call site's records of one process's calls, one per call, in order. A record the parent
-    did not expect (one more than the calls made, a sequence out of order) is a protocol fault."""
-
-    def __init__(self, fd: int):
-        self.fd = fd
-        self.calls = 0
-        self.buffer = b""
-
-    def read_many(self, count: int, timeout: float) -> list[dict]:
-        return [self.read(timeout, last=i == count - 1) for i in range(count)]
-
-    def read(self, timeout: float, *, last: bool = True) -> dict:
-        self.calls += 1
-        record = self._next(timeout)
-        if record["sequence"] != self.calls or record["burst"] or record["burst_end"]:
-            raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
-        if last:
-            self._nothing_more()
-        return record
-
-    def read_burst(self, count: int, timeout: float) -> tuple[list[dict], dict]:
-        """A burst's records: one per call made (`count` unless a call raised), then the burst's own."""
-        records = []
-        while True:
-            record = self._next(timeout)
-            if record["burst_end"]:
-                if record["sequence"] != self.calls or not records:
-                    raise ProcessFault("protocol", "the call site's timing pipe closed a burst it had not written")
-                break
-            self.calls += 1
-            if record["sequence"] != self.calls or not record["burst"] or len(records) == count:
-                raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
-            records.append(record)
-        if len(records) < count and not records[-1]["raised"]:
-            raise ProcessFault("protocol", f"the call site made {len(records)} calls of a burst of {count}")
-        self._nothing_more()
-        return records, record
-
-    def _nothing_more(self) -> None:
-        if self.buffer or select.select([self.fd], [], [], 0)[0]:
-            raise ProcessFault("protocol", "the call site's timing pipe carried more records than calls were made")
-
-    def _next(self, timeout: float) -> dict:
-        deadline = time.monotonic() + timeout
-        while len(self.buffer) < TIMING.size:
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([self.fd], [], [], max(0.0, left))
-            if not ready:
-                raise ProcessFault("protocol", "the call site wrote no times for a call")
-            chunk = os.read(self.fd, 4096)
-            if not chunk:
-                raise ProcessFault("protocol", "the call site's timing pipe closed")
-            self.buffer += chunk
-        record, self.buffer = self.buffer[: TIMING.size], self.buffer[TIMING.size :]
-        magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms = TIMING.unpack(record)
-        if magic != TIMING_MAGIC:
-            raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
-        end = bool(flags & TIMED_BURST_END)
-        return {
-            "ms": ms,
-            "stream_ms": stream_ms if flags & TIMED_CUDA or end else None,
-            "host_ms": host_ms if flags & TIMED_CUDA or end else None,
-            "raised": bool(flags & TIMED_RAISED),
-            "captured": bool(flags & TIMED_CAPTURED),
-            "inputs_modified": [i for i in range(64) if modified >> i & 1],
-            "sequence": sequence,
-            "burst": bool(flags & TIMED_BURST),
-            "burst_end": end,
-            "ungated": bool(flags & TIMED_UNGATED),
-            "idle_ms": idle_ms if end else None,
-            "settle_ms": idle_ms if flags & TIMED_BURST and flags & TIMED_CUDA and not end else None,
-        }
-
-    def close(self) -> None:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
 
 
 class Verification:
@@ -333,7 +110,7 @@ class Verification:
         self.plan = plan
         self.on_progress = on_progress
         self.cache_dir = baseline_cache_dir
-        self.ev = Evidence(device=device, baselines=baselines)
+        self.evidence = Evidence(device=device, baselines=baselines)
         self.rng = secrets.SystemRandom()
         self.deadline = time.monotonic() + limits.wall_time_s
         self.processes: dict[str, SandboxedProcess] = {}
@@ -358,7 +135,7 @@ class Verification:
         try:
             yield
         finally:
-            steps = self.ev.cost.setdefault("steps_s", {})
+            steps = self.evidence.cost.setdefault("steps_s", {})
             steps[name] = round(steps.get(name, 0.0) + time.monotonic() - began, 3)
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -391,7 +168,7 @@ class Verification:
         try:
             self.processes[side].send({"op": stage, "nonce": nonce, **message})
         except ProcessFault as fault:
-            self.ev.fault = Fault(side, stage, fault.kind, fault.detail)
+            self.evidence.fault = Fault(side, stage, fault.kind, fault.detail)
             raise Stop from None
         return side, stage, nonce, message, time.monotonic()
 
@@ -411,48 +188,50 @@ class Verification:
                     if self._timeout(limit) >= limit - 0.5
                     else f"the verification's wall limit ({self.limits.wall_time_s:.0f} s) ran out and it was killed"
                 )
-            self.ev.fault = Fault(side, stage, fault.kind, detail)
+            self.evidence.fault = Fault(side, stage, fault.kind, detail)
             raise Stop from None
         # Where a verification's wall time goes, by process and request (the steps overlap them).
-        spent = self.ev.cost.setdefault("requests_s", {})
+        spent = self.evidence.cost.setdefault("requests_s", {})
         spent[f"{side} {stage}"] = round(spent.get(f"{side} {stage}", 0.0) + time.monotonic() - sent_at, 3)
         if side == CANDIDATE and process.channel.pending():
-            self.ev.protocol.append(f"extra bytes after the reply to {stage}")
+            self.evidence.protocol.append(f"extra bytes after the reply to {stage}")
             raise Stop
         if reply.get("nonce") != nonce:
-            self.ev.protocol.append(f"a reply to {stage} carried the wrong nonce")
+            self.evidence.protocol.append(f"a reply to {stage} carried the wrong nonce")
             raise Stop
         if reply.get("harness_error"):
             error = reply["harness_error"]
             if stage == "take_proof":  # the proof's inputs, refused or unreadable: the proof's fault
-                self.ev.fault = Fault(PROOF_SIDE, stage, "exception", error["message"])
+                self.evidence.fault = Fault(PROOF_SIDE, stage, "exception", error["message"])
                 raise Stop
             if side == CANDIDATE and error.get("type") == "Tampered":
-                self.ev.protocol.append(error["message"].removeprefix("Tampered: "))
+                self.evidence.protocol.append(error["message"].removeprefix("Tampered: "))
                 raise Stop
             where = error.get("traceback", "").strip().splitlines()[-3:-1]
             detail = error["message"] + (f" (at {' / '.join(w.strip() for w in where)})" if where else "")
-            self.ev.fault = Fault(side, stage, "harness", detail, error.get("cuda", False))
+            self.evidence.fault = Fault(side, stage, "harness", detail, error.get("cuda", False))
             raise Stop
         if reply.get("violation"):
-            self.ev.protocol.append(reply["violation"])
+            self.evidence.protocol.append(reply["violation"])
             raise Stop
         required = REQUIRED.get((side, stage), ())
         if side == CANDIDATE and stage in ("call", "graph") and reply.get("ok"):
             required += REQUIRED_AFTER_CALL + (("graph",) if stage == "graph" else ())
         missing = [key for key in required if key not in reply]
         if missing:
-            self.ev.protocol.append(f"a reply to {stage} lacked {', '.join(missing)}")
+            self.evidence.protocol.append(f"a reply to {stage} lacked {', '.join(missing)}")
             raise Stop
         if side == CANDIDATE:
             malformed = [key for key, valid in CANDIDATE_FACTS.items() if key in reply and not valid(reply[key])]
             if malformed:
-                self.ev.protocol.append(f"a reply to {stage} held {', '.join(malformed)} of a shape the harness never sends")
+                self.evidence.protocol.append(
+                    f"a reply to {stage} held {', '.join(malformed)} of a shape the harness never sends"
+                )
                 raise Stop
         elif side == REFERENCE:
             malformed = [key for key, valid in REFERENCE_FACTS.items() if key in reply and not valid(reply[key])]
             if malformed:
-                self.ev.fault = Fault(
+                self.evidence.fault = Fault(
                     side,
                     stage,
                     "harness",
@@ -468,27 +247,27 @@ class Verification:
             return pipe.read(timeout=10.0) if burst is None else pipe.read_burst(burst, timeout=10.0)
         except ProcessFault as fault:
             if side == CANDIDATE:
-                self.ev.protocol.append(fault.detail)
+                self.evidence.protocol.append(fault.detail)
             else:
-                self.ev.fault = Fault(side, stage, "harness", fault.detail)
+                self.evidence.fault = Fault(side, stage, "harness", fault.detail)
             raise Stop from None
 
     def _candidate_error(self, stage: str, reply: dict) -> None:
         error = reply["error"]
         kind = "memory" if error.get("memory") else "exception"
-        self.ev.fault = Fault(CANDIDATE, stage, kind, error["message"], error.get("cuda", False))
+        self.evidence.fault = Fault(CANDIDATE, stage, kind, error["message"], error.get("cuda", False))
         raise Stop
 
     def _stop_if_failed(self) -> None:
         self.unchecked = 0
-        if checks.blocking_failure(self.ev):
+        if checks.blocking_failure(self.evidence):
             raise Stop
 
     # -- limits ---------------------------------------------------------------------------------
 
     def needs_jit(self) -> bool:
         """Whether the candidate may compile at its first call (torch.compile, Triton, a lazy load_inline)."""
-        facts = self.ev.static.get("facts", {})
+        facts = self.evidence.static.get("facts", {})
         return any(name in facts for name in ("compilation", "triton", "custom_cuda"))
 
     def call_limit(self) -> tuple[float, str]:
@@ -523,7 +302,7 @@ class Verification:
         room = memory_for("reference", self.limits)
         # The reference process holds the inputs once as made and once in float64.
         if 3 * nbytes > room:
-            self.ev.refused = (
+            self.evidence.refused = (
                 f"the problem's inputs take an estimated {nbytes / 2**30:.1f} GiB ({detail}); its reference "
                 f"process, which holds them in float32 and in float64, may use {room / 2**30:.1f} GiB on this "
                 "worker: make the problem's sizes smaller"
@@ -583,8 +362,8 @@ class Verification:
         self.views = views
         # Every call's inputs come from the reference process, to the candidate's and the baseline's
         # call sites alike; the candidate's call site sends back what its calls return.
-        timing_c, timing_b, capture, feed, ready_b, feed_b = _pipe(), _pipe(), _pipe(), _pipe(), _pipe(), _pipe()
-        proof_pipe = _pipe() if self.proof_source else (-1, -1)
+        timing_c, timing_b, capture, feed, ready_b, feed_b = pipe(), pipe(), pipe(), pipe(), pipe(), pipe()
+        proof_pipe = pipe() if self.proof_source else (-1, -1)
         allow = not self.limits.require_sandbox
         common = {"device_env": common_env, "root": root, "callsite_dir": callsite_dir, "allow": allow}
         self._spawn(REFERENCE, pass_fds=(capture[0], feed[1], proof_pipe[0], ready_b[0], feed_b[1]), **common)
@@ -596,7 +375,7 @@ class Verification:
             if fd >= 0:
                 os.close(fd)
         self.timing = {CANDIDATE: TimingPipe(timing_c[0]), BASELINE: TimingPipe(timing_b[0])}
-        self.ev.cost["sandbox_start_s"] = round(time.monotonic() - began, 3)
+        self.evidence.cost["sandbox_start_s"] = round(time.monotonic() - began, 3)
 
     def _spawn(
         self,
@@ -653,7 +432,7 @@ class Verification:
         )
         start = self.limits.start_time_s
         self.described = self.receive(described, start)
-        self.ev.env = self.described["env"]
+        self.evidence.env = self.described["env"]
         self.receive(candidate, start)
         self.receive(reference, start)
         if proof:
@@ -662,21 +441,21 @@ class Verification:
     def inspect_and_prepare(self, inspect: bool = True) -> None:
         """The reference process inspects the problem while the baseline process builds the
         baselines; measuring the device's ceilings is a measurement, so then nothing runs beside it."""
-        key = baseline_cache.environment_key(self.ev.env, self.plan.flush_bytes)
+        key = baseline_cache.environment_key(self.evidence.env, self.plan.flush_bytes)
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
-        self.ev.cached_baselines = {
+        self.evidence.cached_baselines = {
             b: cached[b]
-            for b in self.ev.baselines
+            for b in self.evidence.baselines
             if b != "eager" and isinstance(cached.get(b), dict) and cached[b].get("steady_state")
         }
-        self.ev.rates = baseline_cache.load_rates(self.cache_dir, key)
-        to_build = [b for b in self.ev.baselines if b not in self.ev.cached_baselines]
+        self.evidence.rates = baseline_cache.load_rates(self.cache_dir, key)
+        to_build = [b for b in self.evidence.baselines if b not in self.evidence.cached_baselines]
         if "eager" not in to_build:
             to_build.insert(0, "eager")
-        if self.ev.rates is None and self.plan.speed_of_light and self.ev.baselines and inspect:
+        if self.evidence.rates is None and self.plan.speed_of_light and self.evidence.baselines and inspect:
             with self.lock.exclusive():
-                self.ev.rates = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
-            baseline_cache.store_rates(self.cache_dir, key, self.ev.rates)
+                self.evidence.rates = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
+            baseline_cache.store_rates(self.cache_dir, key, self.evidence.rates)
         inspecting = (
             self.send(
                 REFERENCE,
@@ -684,7 +463,7 @@ class Verification:
                 {
                     "trial_seed": self.seed(),
                     "seeds": [self.seed(), self.seed()],
-                    "count_flops": self.plan.speed_of_light and bool(self.ev.baselines),
+                    "count_flops": self.plan.speed_of_light and bool(self.evidence.baselines),
                 },
             )
             if inspect
@@ -701,26 +480,26 @@ class Verification:
             },
         )
         if inspecting:
-            self.ev.problem = self.receive(inspecting, self.limits.start_time_s)
-        self.ev.prepared = self.receive(preparing, self.limits.start_time_s)
-        self.ev.prepared["timer_method"] = self.described.get("timer_method")
-        eager = self.ev.prepared["baselines"].get("eager", "ready")
-        if self.ev.baselines and eager != "ready":
+            self.evidence.problem = self.receive(inspecting, self.limits.start_time_s)
+        self.evidence.prepared = self.receive(preparing, self.limits.start_time_s)
+        self.evidence.prepared["timer_method"] = self.described.get("timer_method")
+        eager = self.evidence.prepared["baselines"].get("eager", "ready")
+        if self.evidence.baselines and eager != "ready":
             # Every other figure is relative to eager, and the trials time it beside the candidate.
-            self.ev.fault = Fault(BASELINE, "prepare", "harness", f"the eager baseline {eager}")
+            self.evidence.fault = Fault(BASELINE, "prepare", "harness", f"the eager baseline {eager}")
             raise Stop
-        warm = self.ev.prepared.get("warm_calls") or 0
+        warm = self.evidence.prepared.get("warm_calls") or 0
         if warm:
             # The reference's own time, from the call site's records: what a candidate call's limit scales with.
             try:
                 records = self.timing[BASELINE].read_many(warm, timeout=10.0)
             except ProcessFault as fault:
-                self.ev.fault = Fault(BASELINE, "prepare", "harness", fault.detail)
+                self.evidence.fault = Fault(BASELINE, "prepare", "harness", fault.detail)
                 raise Stop from None
             self.eager_ms = sorted(r["ms"] for r in records)[len(records) // 2]
         self.env_key = key
         self._stop_if_failed()
-        problem = self.ev.problem or {}
+        problem = self.evidence.problem or {}
         output_bytes = problem.get("output_bytes") or 0
         self.max_output_bytes = 4 * output_bytes + (64 << 20)
         self.poison_outputs = not problem.get("reference_keeps_output")
@@ -733,7 +512,7 @@ class Verification:
                 "gpu_memory_fraction": self.limits.gpu_memory_fraction,
                 "max_output_bytes": self.max_output_bytes,
                 "poison_outputs": self.poison_outputs,
-                "prime_compiler": self.profiles() or "compilation" in self.ev.static.get("facts", {}),
+                "prime_compiler": self.profiles() or "compilation" in self.evidence.static.get("facts", {}),
             },
             self.limits.start_time_s,
         )
@@ -746,7 +525,7 @@ class Verification:
             self.limits.build_time_s,
             f"the build limit ({self.limits.build_time_s:.0f} s, for loading the candidate)",
         )
-        self.ev.loaded = reply  # its facts count even when loading failed (an audit hook refused, say)
+        self.evidence.loaded = reply  # its facts count even when loading failed (an audit hook refused, say)
         if not reply["ok"]:
             self._candidate_error("load", reply)
         self._stop_if_failed()
@@ -759,7 +538,7 @@ class Verification:
             else self.call_limit()
         )
         reply = self.ask(CANDIDATE, "instantiate", {"seed": seed, "init": init}, *limit)
-        self.ev.instantiations.append(reply)
+        self.evidence.instantiations.append(reply)
         if not reply["ok"]:
             self._candidate_error("instantiate", reply)
         self.building = True
@@ -791,15 +570,15 @@ class Verification:
             limit = self.call_limit()
         reply, wall = self.timed_ask(CANDIDATE, stage, message, *limit)
         call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, stage))
-        self.ev.calls.append(call)
+        self.evidence.calls.append(call)
         if not (call.timing["captured"] or call.timing["raised"]):
-            self.ev.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
+            self.evidence.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
             raise Stop
         if not reply["ok"]:
             self.ask(REFERENCE, "forget", {"seed": seed})
             self._candidate_error(stage, reply)
         if not compare:
-            self.ask(REFERENCE, "forget", {"seed": seed, "advance": bool((self.ev.problem or {}).get("carries_state"))})
+            self.ask(REFERENCE, "forget", {"seed": seed, "advance": bool((self.evidence.problem or {}).get("carries_state"))})
         # Every check reads all the evidence so far: in the timing loop they run after each
         # compared call and every CHECK_EVERY calls (and once after the loop), not after each.
         self.unchecked += 1
@@ -818,7 +597,7 @@ class Verification:
             watch_idle=phase in (WARMUP, TIMED),
         )
         call = Call(who, phase, seed, reply, wall, timing=self.read_timing(BASELINE, stage))
-        self.ev.calls.append(call)
+        self.evidence.calls.append(call)
         return call
 
     def timed_ask(
@@ -839,15 +618,15 @@ class Verification:
         reply = self.ask(side, stage, message, limit, limit_name)
         wall = (time.monotonic() - began) * 1e3
         if watch_idle:
-            self.ev.idle["cpu_ms"] += (self.processes[CANDIDATE].cpu_ns() - idle_before) / 1e6
-            self.ev.idle["wall_ms"] += wall
+            self.evidence.idle["cpu_ms"] += (self.processes[CANDIDATE].cpu_ns() - idle_before) / 1e6
+            self.evidence.idle["wall_ms"] += wall
         return reply, wall
 
     def burst_size(self) -> int:
         """The most calls a burst makes: within the plan's bytes for the inputs and outputs a burst
         holds at once (each call's outputs are kept, and staged on the host, until it ends) and within
         `burst_ms` of the eager reference's time."""
-        problem = self.ev.problem or {}
+        problem = self.evidence.problem or {}
         per_call = 2 * (problem.get("input_bytes") or 0) + 2 * (problem.get("output_bytes") or 0) + 1
         by_time = self.plan.burst_ms / self.eager_ms if self.eager_ms else self.plan.burst_calls
         return max(1, min(self.plan.burst_calls, int(self.plan.burst_bytes // per_call), int(by_time)))
@@ -882,7 +661,7 @@ class Verification:
         forced = sum(1 for r in records if r["ungated"]) if gated else 0
         if forced and 2 * forced >= len(records):
             self.ungated.add(who)
-        self.ev.bursts.append(
+        self.evidence.bursts.append(
             {
                 "who": who,
                 "phase": phase,
@@ -901,22 +680,22 @@ class Verification:
         if side == CANDIDATE and (
             len(facts) != len([r for r in records if not r["raised"]]) or any(("output" in f) != (phase == STEADY) for f in facts)
         ):
-            self.ev.protocol.append("the candidate's process reported other calls of a burst than its call site made")
+            self.evidence.protocol.append("the candidate's process reported other calls of a burst than its call site made")
             raise Stop
         calls = []
         for index, record in enumerate(records):
             call_reply = {"ok": not record["raised"], **(facts[index] if index < len(facts) else {})}
             call = Call(who, phase, seeds[index], call_reply, wall / len(records), timing=record, burst=(round_number, index))
-            self.ev.calls.append(call)
+            self.evidence.calls.append(call)
             calls.append(call)
         if side == BASELINE:
             return calls
         if any(not (r["captured"] or r["raised"]) for r in records):
-            self.ev.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
+            self.evidence.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
             raise Stop
         if not reply["ok"]:
             self._candidate_error("burst", reply)
-        advance = bool((self.ev.problem or {}).get("carries_state"))
+        advance = bool((self.evidence.problem or {}).get("carries_state"))
         # One call of every burst is compared, and any other at the plan's rate, drawn now that all have
         # returned: a candidate that does the work only on some calls of a burst is caught on some burst.
         chosen = self.rng.randrange(len(calls))
@@ -931,17 +710,17 @@ class Verification:
     def measure_steady(self) -> None:
         """The steady state with the GPU's state read around it (and its clocks locked, where allowed)."""
         if self.device != "cuda":
-            self.ev.steady = self.steady()
+            self.evidence.steady = self.steady()
             return
         from evaluation.harness import gpu_state
 
         gpu = gpu_state.Gpu()
-        self.ev.gpu = {"clocks": gpu.lock(self.limits.lock_clocks_mhz), "before": gpu.read()}
+        self.evidence.gpu = {"clocks": gpu.lock(self.limits.lock_clocks_mhz), "before": gpu.read()}
         try:
-            self.ev.steady = self.steady(gpu)
+            self.evidence.steady = self.steady(gpu)
             self.device_time()
         finally:
-            self.ev.gpu["after"] = gpu.read()
+            self.evidence.gpu["after"] = gpu.read()
             gpu.unlock()
 
     def steady(self, gpu=None, phase: str = STEADY, sides: list[str] | None = None) -> dict:
@@ -951,7 +730,7 @@ class Verification:
         from evaluation.harness import measurement
         from evaluation.harness.gpu_state import steady as gpu_steady
 
-        if not self.ev.baselines:
+        if not self.evidence.baselines:
             return {}
         if time.monotonic() > self.deadline - 60:
             return {"rounds": 0, "stopped_by": "wall limit"}
@@ -971,7 +750,7 @@ class Verification:
             if gpu is None or gpu_steady(before, gpu.read()):
                 break
         if gpu is not None:
-            self.ev.gpu["warm_rounds"] = warm + 1
+            self.evidence.gpu["warm_rounds"] = warm + 1
         for round_number in range(1, plan.steady_max_rounds + 1):
             self.rng.shuffle(sides)
             for side in sides:
@@ -981,11 +760,13 @@ class Verification:
                 stopped_by = "wall limit"
                 break
             if round_number >= plan.steady_min_rounds and round_number % 2 == 0:
-                candidate = self.ev.steady_rounds(CANDIDATE, phase)
+                candidate = self.evidence.steady_rounds(CANDIDATE, phase)
                 fractions = [
                     measurement.interval_fraction(
-                        measurement.speedup_interval(self.ev.steady_rounds(b, phase), candidate, resamples=200),
-                        measurement.speedup(self.ev.steady_samples(b, phase), self.ev.steady_samples(CANDIDATE, phase)),
+                        measurement.speedup_interval(self.evidence.steady_rounds(b, phase), candidate, resamples=200),
+                        measurement.speedup(
+                            self.evidence.steady_samples(b, phase), self.evidence.steady_samples(CANDIDATE, phase)
+                        ),
                     )
                     for b in sides
                     if b != CANDIDATE
@@ -1007,15 +788,15 @@ class Verification:
         """Each side's call captured in a CUDA graph and its replays timed in bursts, as the steady state
         is (the device's own time for the call, no launch from the host). The candidate's replays are
         compared as its steady calls are. A side whose call cannot be captured has no device time."""
-        if not self.ev.baselines or not self.plan.device_time or time.monotonic() > self.deadline - 60:
+        if not self.evidence.baselines or not self.plan.device_time or time.monotonic() > self.deadline - 60:
             return
         captured = {
             who: self.call(who, DEVICE, compare=who == CANDIDATE).reply.get("graph", "not captured")
             for who in (CANDIDATE, "eager")
         }
-        self.ev.device_time = {"captured": captured}
+        self.evidence.device_time = {"captured": captured}
         if all(state == "captured" for state in captured.values()):
-            self.ev.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
+            self.evidence.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
 
     def compare(self, call: Call) -> None:
         reply = self.ask(REFERENCE, "compare", {"seed": call.seed})
@@ -1041,7 +822,7 @@ class Verification:
                 self.lock.checkpoint()
             self.instantiate(self.seed(), first=trial == 0)
             for _ in range(self.plan.inputs_per_trial):
-                sides = [CANDIDATE] + (["eager"] if self.ev.baselines else [])
+                sides = [CANDIDATE] + (["eager"] if self.evidence.baselines else [])
                 self.rng.shuffle(sides)
                 for side in sides:
                     self.call(side, TRIAL, compare=side == CANDIDATE)
@@ -1056,14 +837,16 @@ class Verification:
         self.call(CANDIDATE, PROOF, compare=True)
 
     def timed_sides(self) -> list[str]:
-        ready = (self.ev.prepared or {}).get("baselines", {})
-        return [CANDIDATE] + [b for b in self.ev.baselines if b not in self.ev.cached_baselines and ready.get(b) == "ready"]
+        ready = (self.evidence.prepared or {}).get("baselines", {})
+        return [CANDIDATE] + [
+            b for b in self.evidence.baselines if b not in self.evidence.cached_baselines and ready.get(b) == "ready"
+        ]
 
     def time(self) -> None:
         """Shuffled rounds until every median is stable, then `timed_checks` closing rounds in which
         every candidate call is compared too; besides, any timed call is compared at random. The
         closing rounds are timed like the others and count as samples."""
-        if not self.ev.baselines:
+        if not self.evidence.baselines:
             return
         from evaluation.harness import measurement
 
@@ -1100,7 +883,7 @@ class Verification:
         self._stop_if_failed()
 
     def profiles(self) -> bool:
-        return self.plan.profile and bool(self.ev.baselines)
+        return self.plan.profile and bool(self.evidence.baselines)
 
     def profile(self) -> None:
         if self.profiles():
@@ -1110,7 +893,7 @@ class Verification:
     def shapes(self) -> None:
         constants = problem_shapes.size_constants(self.problem_source)
         if not self.plan.shape_check or not constants:
-            self.ev.variant = {"status": "untestable", "detail": "the problem has no size constants to change"}
+            self.evidence.variant = {"status": "untestable", "detail": "the problem has no size constants to change"}
             return
         for variant in problem_shapes.variants(constants):
             probe = self.seed()
@@ -1118,24 +901,24 @@ class Verification:
                 self.ask(REFERENCE, "instantiate", {"seed": probe, "variant": variant})
                 self.ask(REFERENCE, "try_variant", {"seed": probe, "variant": variant})
             except Stop:
-                if self.ev.fault and self.ev.fault.kind != "harness":
+                if self.evidence.fault and self.evidence.fault.kind != "harness":
                     raise
-                self.ev.fault = None
+                self.evidence.fault = None
                 continue
-            self.ev.variant = {"constants": variant, "status": "passed", "detail": ""}
+            self.evidence.variant = {"constants": variant, "status": "passed", "detail": ""}
             self._variant_call(variant)
             return
-        self.ev.variant = {"status": "untestable", "detail": "the reference itself fails at every other size tried"}
+        self.evidence.variant = {"status": "untestable", "detail": "the reference itself fails at every other size tried"}
 
     def _variant_call(self, variant: dict) -> None:
         try:
             self.instantiate(self.seed(), variant)
             call = self.call(CANDIDATE, VARIANT, compare=True, variant=variant)
         except Stop:
-            fault, self.ev.fault = self.ev.fault, None
+            fault, self.evidence.fault = self.evidence.fault, None
             if fault is not None and fault.kind in ("timeout", "crashed", "memory", "protocol"):
-                self.ev.fault = fault  # the process is gone; the verdict must say why
-            self.ev.variant.update(
+                self.evidence.fault = fault  # the process is gone; the verdict must say why
+            self.evidence.variant.update(
                 status="failed", detail=f"at {variant} the candidate {'failed: ' + fault.detail if fault else 'broke a rule'}"
             )
             raise
@@ -1147,25 +930,25 @@ class Verification:
             or mismatch > call.tolerance
             or call.comparison.get("nonfinite")
         ):
-            self.ev.variant.update(
+            self.evidence.variant.update(
                 status="failed",
                 detail=f"at {variant} the output is wrong "
                 f"(relative error {mismatch if mismatch is not None and math.isfinite(mismatch) else 'n/a'})",
             )
         else:
-            self.ev.variant["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"
+            self.evidence.variant["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"
 
     def finish(self) -> None:
-        self.ev.finished = self.ask(CANDIDATE, "finish", {})
+        self.evidence.finished = self.ask(CANDIDATE, "finish", {})
         self.ask(REFERENCE, "finish", {})
         self.ask(BASELINE, "finish", {})
 
     # -- the run --------------------------------------------------------------------------------
 
     def run(self, steps=None) -> Verdict:
-        self.ev.static = static_analysis.analyze(self.candidate_source)
+        self.evidence.static = static_analysis.analyze(self.candidate_source)
         self.progress("building")
-        if not self.ev.static.get("parse_error") and self.ev.static.get("names_model_new"):
+        if not self.evidence.static.get("parse_error") and self.evidence.static.get("names_model_new"):
             self.root = Path(tempfile.mkdtemp(prefix="kernel-court-run-"))
             os.chmod(self.root, 0o755)
             began = time.monotonic()
@@ -1176,24 +959,25 @@ class Verification:
             except Stop:
                 pass
             except NotConfined as exc:
-                self.ev.unconfined = str(exc)
+                self.evidence.unconfined = str(exc)
             except Exception as exc:  # noqa: BLE001  (a reply the harness could not use: a verdict says whose)
                 side, stage = getattr(self, "last_request", (REFERENCE, "start"))
                 detail = f"the harness could not use what the {side} process answered to {stage} ({type(exc).__name__}: {exc})"
                 if side == CANDIDATE:
-                    self.ev.protocol.append(detail)
+                    self.evidence.protocol.append(detail)
                 else:
-                    self.ev.fault = Fault(side, stage, "harness", detail)
+                    self.evidence.fault = Fault(side, stage, "harness", detail)
             finally:
                 self._close()
                 self._scrub_caches()
                 shutil.rmtree(self.root, ignore_errors=True)
-                self.ev.cost["total_s"] = round(time.monotonic() - began, 3)
+                self.evidence.cost["total_s"] = round(time.monotonic() - began, 3)
         try:
-            verdict = scoring.verdict(self.ev, plan=self.plan, limits=self.limits)
+            verdict = scoring.verdict(self.evidence, plan=self.plan, limits=self.limits)
         except Exception as exc:  # noqa: BLE001  (evidence of a shape no check expects: still a verdict)
             verdict = scoring.failed_verdict(
-                self.ev, f"the harness could not judge this run's evidence ({type(exc).__name__}: {exc}); staff can re-verify it"
+                self.evidence,
+                f"the harness could not judge this run's evidence ({type(exc).__name__}: {exc}); staff can re-verify it",
             )
         self._store_baselines(verdict)
         self.progress("done")
@@ -1207,7 +991,7 @@ class Verification:
             with self.lock:
                 self._device_steps()
         finally:
-            self.ev.cost["device_wait_s"] = round(self.lock.waited_s, 3)
+            self.evidence.cost["device_wait_s"] = round(self.lock.waited_s, 3)
 
     def _device_steps(self) -> None:
         with self.step("prepare"):
@@ -1231,14 +1015,14 @@ class Verification:
             try:
                 self.shapes()
             except Stop:
-                if self.ev.fault or self.ev.protocol:
+                if self.evidence.fault or self.evidence.protocol:
                     raise
         self.finish()
 
     def build_steps(self) -> None:
         """Only what fills the build cache: load the candidate and build one instance."""
         self.start_up()
-        self.ev.problem = {}
+        self.evidence.problem = {}
         self.inspect_and_prepare(inspect=False)
         self.load()
         self.instantiate(self.seed(), first=True)
@@ -1250,15 +1034,15 @@ class Verification:
         # takes a second. The candidate's exit handlers never run.
         for process in self.processes.values():
             process.close(0.0)
-        for pipe in self.timing.values():
-            pipe.close()
+        for timing_pipe in self.timing.values():
+            timing_pipe.close()
         left = {side: process.alive_members() for side, process in self.processes.items()}
-        self.ev.left_running = {side: pids for side, pids in left.items() if pids}
-        child = self.processes.get(CANDIDATE)
-        if child is not None:
-            self.ev.log_excerpt = child.log_tail()
-            self.ev.sandbox = {
-                **child.report(),
+        self.evidence.left_running = {side: pids for side, pids in left.items() if pids}
+        candidate_process = self.processes.get(CANDIDATE)
+        if candidate_process is not None:
+            self.evidence.log_excerpt = candidate_process.log_tail()
+            self.evidence.sandbox = {
+                **candidate_process.report(),
                 "reference_process": "the problem alone, in a second sandbox that never loads candidate code",
                 "baseline_process": "the problem's reference timed in a third sandbox that never loads candidate code",
                 "proof_process": "a hack report's proof inputs, in a sandbox of their own, reaching the others as data"
@@ -1268,13 +1052,13 @@ class Verification:
                 "build_time_limit_s": self.limits.build_time_s,
                 "call_time_limit_s": self.call_limit()[0],
                 "gpu_memory_fraction": self.limits.gpu_memory_fraction if self.device == "cuda" else None,
-                "peak_resident_bytes": child.peak_resident_bytes,
+                "peak_resident_bytes": candidate_process.peak_resident_bytes,
                 "host_memory_bytes": host_memory_bytes(),
-                "processes_left_running": sum(len(p) for p in self.ev.left_running.values()),
+                "processes_left_running": sum(len(p) for p in self.evidence.left_running.values()),
             }
-        if self.ev.fault and self.ev.fault.side in self.processes and self.ev.fault.side != CANDIDATE:
-            tail = self.processes[self.ev.fault.side].log_tail()
-            self.ev.log_excerpt = (self.ev.log_excerpt + f"\n[{self.ev.fault.side} process]\n" + tail)[-6000:]
+        if self.evidence.fault and self.evidence.fault.side in self.processes and self.evidence.fault.side != CANDIDATE:
+            tail = self.processes[self.evidence.fault.side].log_tail()
+            self.evidence.log_excerpt = (self.evidence.log_excerpt + f"\n[{self.evidence.fault.side} process]\n" + tail)[-6000:]
 
     def _scrub_caches(self) -> None:
         """What the sandboxes left in their build caches: no setuid or setgid bit, and no more than
@@ -1293,7 +1077,7 @@ class Verification:
                         continue
             if total > self.limits.build_cache_bytes:
                 shutil.rmtree(folder, ignore_errors=True)
-                self.ev.cost.setdefault("build_caches_removed", []).append(f"{folder.name}: {total / 2**30:.1f} GiB")
+                self.evidence.cost.setdefault("build_caches_removed", []).append(f"{folder.name}: {total / 2**30:.1f} GiB")
 
     def _store_baselines(self, verdict: Verdict) -> None:
         """Only a verified run's timings, each of at least the plan's samples, are kept for later runs:

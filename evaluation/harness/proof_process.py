@@ -14,7 +14,7 @@ import torch
 
 from evaluation.harness import frames, inputs, loading, values
 from evaluation.harness.channel import Channel
-from evaluation.harness.service import serve
+from evaluation.harness.request_loop import serve
 
 
 class ProofProcess:

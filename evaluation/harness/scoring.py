@@ -27,8 +27,8 @@ def clean(value):
     return value
 
 
-def _correctness(ev: Evidence, plan) -> dict:
-    checked = [c for c in ev.candidate_calls(TRIAL, WARMUP, TIMED, PROFILE, PROOF) if c.checked]
+def _correctness(evidence: Evidence, plan) -> dict:
+    checked = [c for c in evidence.candidate_calls(TRIAL, WARMUP, TIMED, PROFILE, PROOF) if c.checked]
     errors = [c.comparison for c in checked]
 
     def worst(key):
@@ -36,12 +36,12 @@ def _correctness(ev: Evidence, plan) -> dict:
         return max(values) if values else None
 
     max_rel = worst("max_rel_error")
-    reference_error = checks.reference_float32_error(ev)
+    reference_error = checks.reference_float32_error(evidence)
     tolerances = [c.tolerance for c in checked if c.tolerance is not None]
-    problem = ev.problem or {}
-    first_inputs = next((c.reply.get("inputs") for c in ev.candidate_calls(TRIAL) if c.reply.get("inputs")), None)
+    problem = evidence.problem or {}
+    first_inputs = next((c.reply.get("inputs") for c in evidence.candidate_calls(TRIAL) if c.reply.get("inputs")), None)
     return {
-        "trials": len([i for i in ev.instantiations if i.get("ok")]) if ev.instantiations else 0,
+        "trials": len([i for i in evidence.instantiations if i.get("ok")]) if evidence.instantiations else 0,
         "inputs_per_trial": plan.inputs_per_trial,
         "checked_calls": len(checked),
         "checked_timed_calls": len([c for c in checked if c.phase in (WARMUP, TIMED, PROFILE)]),
@@ -56,27 +56,27 @@ def _correctness(ev: Evidence, plan) -> dict:
         "float32_reference_error": reference_error,
         "output_scale": problem.get("output_scale"),
         "inputs": first_inputs,
-        "shape_check": ev.variant,
+        "shape_check": evidence.variant,
     }
 
 
-def _latency(ev: Evidence, plan) -> dict | None:
-    candidate = ev.timed_samples(CANDIDATE)
+def _latency(evidence: Evidence, plan) -> dict | None:
+    candidate = evidence.timed_samples(CANDIDATE)
     if not candidate:
         return None
     baselines = {}
-    for name in ev.baselines:
-        samples = ev.timed_samples(name)
+    for name in evidence.baselines:
+        samples = evidence.timed_samples(name)
         if samples:
             baselines[name] = measurement.summarize(samples)
-        elif name in ev.cached_baselines and ev.cached_baselines[name].get("latency"):
-            baselines[name] = {**ev.cached_baselines[name]["latency"], "cached": True}
+        elif name in evidence.cached_baselines and evidence.cached_baselines[name].get("latency"):
+            baselines[name] = {**evidence.cached_baselines[name]["latency"], "cached": True}
     measured = measurement.summarize(candidate)
     # Each latency round times one call of every side: the i-th samples of two sides share a round.
     paired = {i: [x] for i, x in enumerate(candidate)}
     intervals = {
         name: measurement.speedup_interval(
-            {i: [x] for i, x in enumerate(ev.timed_samples(name))}, paired, resamples=plan.bootstrap_resamples
+            {i: [x] for i, x in enumerate(evidence.timed_samples(name))}, paired, resamples=plan.bootstrap_resamples
         )
         for name in baselines
         if not baselines[name].get("cached")
@@ -85,35 +85,35 @@ def _latency(ev: Evidence, plan) -> dict | None:
         "what": "one call at a time on an idle device, the device synchronized after each (what a single call waits)",
         "speedup_intervals": {name: list(i) if i else None for name, i in intervals.items()},
         "beats": {name: bool(i and i[0] > BEATS) for name, i in intervals.items()},
-        "method": (ev.prepared or {}).get("timer_method"),
+        "method": (evidence.prepared or {}).get("timer_method"),
         "candidate": measured,
         "baselines": baselines,
         "speedups": {name: m["median_ms"] / measured["median_ms"] for name, m in baselines.items() if measured["median_ms"] > 0},
         "candidate_ci_fraction": measurement.median_ci_fraction(candidate),
-        "harness_wake_up_ms": ev.wake_up_ms(),
+        "harness_wake_up_ms": evidence.wake_up_ms(),
         # The host's own time inside each timed call, median per side (CUDA; see the flag host_bound).
-        "host_ms": {who: ms for who in (CANDIDATE, *baselines) if (ms := ev.host_ms(who)) is not None},
+        "host_ms": {who: ms for who in (CANDIDATE, *baselines) if (ms := evidence.host_ms(who)) is not None},
     }
 
 
-def _bursts(ev: Evidence, plan, phase: str, baselines: list[str]) -> dict | None:
+def _bursts(evidence: Evidence, plan, phase: str, baselines: list[str]) -> dict | None:
     """A measure timed in bursts (the steady state, or the device time): each side's median, the
     speedups and their 95% intervals over paired rounds."""
-    candidate_rounds = ev.steady_rounds(CANDIDATE, phase)
-    candidate = ev.steady_samples(CANDIDATE, phase)
+    candidate_rounds = evidence.steady_rounds(CANDIDATE, phase)
+    candidate = evidence.steady_samples(CANDIDATE, phase)
     if not candidate:
         return None
     measured = measurement.summarize(candidate)
     measured_baselines, speedups, intervals = {}, {}, {}
     for name in baselines:
-        rounds = ev.steady_rounds(name, phase)
+        rounds = evidence.steady_rounds(name, phase)
         samples = [x for r in rounds.values() for x in r]
         if samples:
             measured_baselines[name] = {**measurement.summarize(samples), "rounds": len(rounds)}
             speedups[name] = measurement.speedup(samples, candidate)
             intervals[name] = measurement.speedup_interval(rounds, candidate_rounds, resamples=plan.bootstrap_resamples)
-        elif phase == STEADY and name in ev.cached_baselines and ev.cached_baselines[name].get("steady_state"):
-            cached = ev.cached_baselines[name]["steady_state"]
+        elif phase == STEADY and name in evidence.cached_baselines and evidence.cached_baselines[name].get("steady_state"):
+            cached = evidence.cached_baselines[name]["steady_state"]
             measured_baselines[name] = {**cached, "cached": True}
             speedups[name] = cached["median_ms"] / measured["median_ms"] if measured["median_ms"] > 0 else None
             # The cached side's own spread is not known here: the interval is the candidate's alone.
@@ -129,19 +129,23 @@ def _bursts(ev: Evidence, plan, phase: str, baselines: list[str]) -> dict | None
     }
 
 
-def _steady_state(ev: Evidence, plan) -> dict | None:
-    measured = _bursts(ev, plan, STEADY, ev.baselines)
+def _steady_state(evidence: Evidence, plan) -> dict | None:
+    measured = _bursts(evidence, plan, STEADY, evidence.baselines)
     if measured is None:
         return None
-    device = "CUDA events around each call on the calling stream" if ev.device == "cuda" else "a monotonic clock around each call"
-    steady = ev.steady or {}
-    stages = [b for b in ev.bursts if b.get("phase", STEADY) == STEADY and b["round"] > 0]
+    device = (
+        "CUDA events around each call on the calling stream"
+        if evidence.device == "cuda"
+        else "a monotonic clock around each call"
+    )
+    steady = evidence.steady or {}
+    stages = [b for b in evidence.bursts if b.get("phase", STEADY) == STEADY and b["round"] > 0]
     return {
         "what": "calls back to back, each on fresh inputs, as a model calling the kernel in a loop sees it",
         "method": (
             f"bursts of up to {steady.get('most_calls_per_burst')} calls, one burst of each side per round in "
             f"shuffled order, each side in its own process; {device}"
-            f"{'; the device held before each call until the host has issued all of it' if ev.device == 'cuda' else ''}"
+            f"{'; the device held before each call until the host has issued all of it' if evidence.device == 'cuda' else ''}"
             "; inputs uploaded and the cache flushed between calls outside the interval; one device-wide "
             "synchronize per burst, after which no work may be left (check no_hidden_work); median; 95% "
             "intervals by a paired bootstrap over rounds"
@@ -162,33 +166,35 @@ def _steady_state(ev: Evidence, plan) -> dict | None:
                     else {}
                 ),
             }
-            for who in (CANDIDATE, *ev.baselines)
+            for who in (CANDIDATE, *evidence.baselines)
             if (values := [b["leftover_ms"] for b in stages if b["who"] == who])
         },
         # Sides some of whose calls wait for the device inside the call: they ran without the hold, the
         # host's issuing inside their intervals.
-        "ungated": sorted({b["who"] for b in stages if b.get("gated") is False} if ev.device == "cuda" else []),
+        "ungated": sorted({b["who"] for b in stages if b.get("gated") is False} if evidence.device == "cuda" else []),
         "gate_forced_calls": {
             who: n
-            for who in (CANDIDATE, *ev.baselines)
-            if (n := sum(b.get("gate_forced", 0) for b in ev.bursts if b["who"] == who))
+            for who in (CANDIDATE, *evidence.baselines)
+            if (n := sum(b.get("gate_forced", 0) for b in evidence.bursts if b["who"] == who))
         },
         # Each call's gap from its end to the device drained, less the host's own share (the same gap after
         # a write of the harness's), median per side, µs (check no_hidden_work).
-        "settle_us": _settle_us(ev, STEADY),
+        "settle_us": _settle_us(evidence, STEADY),
         "converged": steady.get("stopped_by") == "interval",
     }
 
 
-def _settle_us(ev: Evidence, phase: str) -> dict:
-    return {who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *ev.baselines) if (gaps := ev.settle_ms(who, phase))}
+def _settle_us(evidence: Evidence, phase: str) -> dict:
+    return {
+        who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *evidence.baselines) if (gaps := evidence.settle_ms(who, phase))
+    }
 
 
-def _device_time(ev: Evidence, plan) -> dict | None:
-    state = ev.device_time or {}
+def _device_time(evidence: Evidence, plan) -> dict | None:
+    state = evidence.device_time or {}
     if not state:
         return None
-    measured = _bursts(ev, plan, DEVICE, [name for name in state.get("captured", {}) if name != CANDIDATE])
+    measured = _bursts(evidence, plan, DEVICE, [name for name in state.get("captured", {}) if name != CANDIDATE])
     unavailable = {who: why for who, why in state.get("captured", {}).items() if why != "captured"}
     return {
         "what": "the call captured in a CUDA graph and replayed: the device's own time for it, no launch from the host",
@@ -200,25 +206,25 @@ def _device_time(ev: Evidence, plan) -> dict | None:
         **(measured or {}),
         "unavailable": unavailable,
         # As the steady state's, for the replays (a report: no check reads it), µs.
-        "settle_us": _settle_us(ev, DEVICE),
+        "settle_us": _settle_us(evidence, DEVICE),
         "rounds": state.get("rounds"),
         "stopped_by": state.get("stopped_by"),
         "converged": state.get("stopped_by") == "interval",
     }
 
 
-def _timing(ev: Evidence, plan) -> dict | None:
-    if not ev.baselines:
+def _timing(evidence: Evidence, plan) -> dict | None:
+    if not evidence.baselines:
         return None
-    latency = _latency(ev, plan)
-    steady = _steady_state(ev, plan)
-    device_time = _device_time(ev, plan)
+    latency = _latency(evidence, plan)
+    steady = _steady_state(evidence, plan)
+    device_time = _device_time(evidence, plan)
     # The headline is the steady state where there is one (the device's work, each call issued in full
     # before the device runs it: callsite.c, the gate); the latency where bursts did not run.
     headline = steady or latency
     if headline is None:
         return None
-    unavailable = {name: reason for name, reason in (ev.prepared or {}).get("baselines", {}).items() if reason != "ready"}
+    unavailable = {name: reason for name, reason in (evidence.prepared or {}).get("baselines", {}).items() if reason != "ready"}
     return {
         # Which measure the leaderboard's figures are.
         "headline": "steady_state" if steady else "latency",
@@ -232,21 +238,23 @@ def _timing(ev: Evidence, plan) -> dict | None:
         "stopped_by": headline.get("stopped_by"),
         "measures": {"steady_state": steady, "device_time": device_time, "latency": latency},
         "unavailable": unavailable,
-        "candidate_ci_fraction": measurement.median_ci_fraction(ev.steady_samples(CANDIDATE) or ev.timed_samples(CANDIDATE)),
-        "harness_wake_up_ms": ev.wake_up_ms(),
+        "candidate_ci_fraction": measurement.median_ci_fraction(
+            evidence.steady_samples(CANDIDATE) or evidence.timed_samples(CANDIDATE)
+        ),
+        "harness_wake_up_ms": evidence.wake_up_ms(),
         "host_ms": (latency or {}).get("host_ms", {}),
-        "speed_of_light": checks.sol_floor(ev),
-        "gpu": ev.gpu or None,
+        "speed_of_light": checks.sol_floor(evidence),
+        "gpu": evidence.gpu or None,
         "wall_clock": {
-            "candidate_median_ms": measurement.summarize([c.wall_ms for c in ev.candidate_calls(TIMED)])["median_ms"],
+            "candidate_median_ms": measurement.summarize([c.wall_ms for c in evidence.candidate_calls(TIMED)])["median_ms"],
             "note": "the parent's own clock around each whole latency call (input generation, flush, checks included)",
         },
     }
 
 
-def _kernels(ev: Evidence) -> dict:
+def _kernels(evidence: Evidence) -> dict:
     kernels = {}
-    for call in ev.calls:
+    for call in evidence.calls:
         if call.phase == PROFILE and call.reply.get("kernels") is not None:
             kernels["candidate" if call.who == CANDIDATE else "reference"] = call.reply["kernels"]
     return kernels
@@ -261,16 +269,16 @@ def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
     return f"All {len(entries)} checks passed{speed}."
 
 
-def verdict(ev: Evidence, *, plan, limits) -> Verdict:
-    entries, first = checks.run_checks(ev)
-    flags = checks.run_flags(ev)
-    timing = _timing(ev, plan)
+def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
+    entries, first = checks.run_checks(evidence)
+    flags = checks.run_flags(evidence)
+    timing = _timing(evidence, plan)
     status = first["status"] if first else VERIFIED
-    if status == VERIFIED and not ev.candidate_calls(TRIAL):
+    if status == VERIFIED and not evidence.candidate_calls(TRIAL):
         status, first = "error", {"name": "candidate_runs", "detail": "the candidate was never run", "status": "error"}
-    correctness = _correctness(ev, plan)
-    samples, needed = len(ev.timed_samples(CANDIDATE)), min(plan.min_samples, plan.max_samples)
-    if status == VERIFIED and ev.baselines and samples < needed:
+    correctness = _correctness(evidence, plan)
+    samples, needed = len(evidence.timed_samples(CANDIDATE)), min(plan.min_samples, plan.max_samples)
+    if status == VERIFIED and evidence.baselines and samples < needed:
         # Right on every checked call, but with no speed worth stating: the timing loop stops a minute
         # before the wall limit, and a slow build or a wait for the device can leave it no time.
         first = {
@@ -290,20 +298,20 @@ def verdict(ev: Evidence, *, plan, limits) -> Verdict:
         "correctness": correctness,
         "flags": sorted(flags),
         "flag_details": flags,
-        "kernels": _kernels(ev),
-        "static": ev.static,
-        "problem": {k: v for k, v in (ev.problem or {}).items() if k not in ("ok", "spec")},
-        "env": ev.env or {},
-        "sandbox": ev.sandbox,
-        "log_excerpt": ev.log_excerpt,
-        "cost": ev.cost,
+        "kernels": _kernels(evidence),
+        "static": evidence.static,
+        "problem": {k: v for k, v in (evidence.problem or {}).items() if k not in ("ok", "spec")},
+        "env": evidence.env or {},
+        "sandbox": evidence.sandbox,
+        "log_excerpt": evidence.log_excerpt,
+        "cost": evidence.cost,
     }
     if timing:
         result["timing"] = timing
     return clean(result)
 
 
-def failed_verdict(ev: Evidence, reason: str) -> Verdict:
+def failed_verdict(evidence: Evidence, reason: str) -> Verdict:
     """The verdict when the evidence cannot be judged: an error of the harness's, saying so."""
     return clean(
         {
@@ -315,11 +323,11 @@ def failed_verdict(ev: Evidence, reason: str) -> Verdict:
             "flags": [],
             "flag_details": {},
             "kernels": {},
-            "static": ev.static,
+            "static": evidence.static,
             "problem": {},
-            "env": ev.env or {},
-            "sandbox": ev.sandbox,
-            "log_excerpt": ev.log_excerpt,
-            "cost": ev.cost,
+            "env": evidence.env or {},
+            "sandbox": evidence.sandbox,
+            "log_excerpt": evidence.log_excerpt,
+            "cost": evidence.cost,
         }
     )

@@ -22,15 +22,15 @@ REFERENCE_FACTS = [{"aliases_input": False, "distinct_elements": True}]
 
 
 def _evidence(leaf=None, *, patched=(), error=0.0, phase=TRIAL) -> Evidence:
-    ev = Evidence(device="cpu", baselines=("eager",))
-    ev.static = {"parse_error": None}
-    ev.problem = {"spec": SPEC, "reference_precision": "float64 on cpu", "structure": "T", "output_facts": REFERENCE_FACTS}
-    ev.prepared = {"baselines": {"eager": "ready"}}
-    ev.loaded = {"ok": True, "defines_model_new": True, "patched": list(patched)}
-    ev.instantiations = [{"ok": True}]
+    evidence = Evidence(device="cpu", baselines=("eager",))
+    evidence.static = {"parse_error": None}
+    evidence.problem = {"spec": SPEC, "reference_precision": "float64 on cpu", "structure": "T", "output_facts": REFERENCE_FACTS}
+    evidence.prepared = {"baselines": {"eager": "ready"}}
+    evidence.loaded = {"ok": True, "defines_model_new": True, "patched": list(patched)}
+    evidence.instantiations = [{"ok": True}]
     reply = {"ok": True, "output": {"structure": "T", "leaves": [leaf or GOOD_LEAF]}, "changed_after_capture": []}
     comparison = {"max_rel_error": error, "max_abs_error": error, "nonfinite": 0, "leaves": []}
-    ev.calls = [
+    evidence.calls = [
         Call(
             CANDIDATE,
             phase,
@@ -43,7 +43,7 @@ def _evidence(leaf=None, *, patched=(), error=0.0, phase=TRIAL) -> Evidence:
             tolerance=1e-2,
         )
     ]
-    return ev
+    return evidence
 
 
 def test_clean_evidence_passes_every_check():
@@ -54,9 +54,9 @@ def test_clean_evidence_passes_every_check():
 
 
 def test_integrity_failure_wins_over_a_wrong_answer():
-    ev = _evidence(patched=["torch.matmul"], error=0.5)
+    evidence = _evidence(patched=["torch.matmul"], error=0.5)
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("harness_intact", "rejected")
 
@@ -75,10 +75,10 @@ def test_wrong_answer_on_a_timed_call_names_the_timed_check():
 
 
 def test_cuda_error_in_a_call_is_crashed():
-    ev = _evidence()
-    ev.fault = Fault(CANDIDATE, "call", "exception", "CUDA error: an illegal memory access", cuda=True)
+    evidence = _evidence()
+    evidence.fault = Fault(CANDIDATE, "call", "exception", "CUDA error: an illegal memory access", cuda=True)
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("candidate_runs", "crashed")
 
@@ -91,12 +91,12 @@ def test_every_check_has_a_unique_name_and_a_known_status():
 
 
 def test_output_overwritten_by_the_next_call_is_a_reused_buffer():
-    ev = _evidence()
-    ev.calls[0].reply["output"]["earlier_output_overwritten"] = (
+    evidence = _evidence()
+    evidence.calls[0].reply["output"]["earlier_output_overwritten"] = (
         "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run."
     )
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("output_owns_storage", "rejected")
     assert "clone the output" in first["detail"]
@@ -110,61 +110,61 @@ def _timed(who: str, ms: float, host_ms: float | None) -> list[Call]:
 
 def test_a_side_whose_host_is_busy_for_most_of_its_sample_is_flagged_host_bound():
     # As CUDA-L1's L1 T1 on an H200: the candidate's host issues four launches for most of its sample.
-    ev = _evidence()
-    ev.calls += _timed(CANDIDATE, 0.23, 0.19) + _timed("eager", 0.46, 0.10)
+    evidence = _evidence()
+    evidence.calls += _timed(CANDIDATE, 0.23, 0.19) + _timed("eager", 0.46, 0.10)
 
-    detail = checks.run_flags(ev)["host_bound"]
+    detail = checks.run_flags(evidence)["host_bound"]
 
     assert "candidate 0.19 ms of its 0.23 ms" in detail
     assert "eager" not in detail
 
 
 def test_a_side_whose_gpu_work_dominates_is_not_host_bound():
-    ev = _evidence()
-    ev.calls += _timed(CANDIDATE, 0.40, 0.05) + _timed("eager", 0.46, 0.10)
+    evidence = _evidence()
+    evidence.calls += _timed(CANDIDATE, 0.40, 0.05) + _timed("eager", 0.46, 0.10)
 
-    assert "host_bound" not in checks.run_flags(ev)
+    assert "host_bound" not in checks.run_flags(evidence)
 
 
 def test_without_host_times_nothing_is_host_bound():
-    ev = _evidence()  # CPU samples: the host's time is the sample itself, not reported apart
-    ev.calls += _timed(CANDIDATE, 0.23, None) + _timed("eager", 0.46, None)
+    evidence = _evidence()  # CPU samples: the host's time is the sample itself, not reported apart
+    evidence.calls += _timed(CANDIDATE, 0.23, None) + _timed("eager", 0.46, None)
 
-    assert "host_bound" not in checks.run_flags(ev)
+    assert "host_bound" not in checks.run_flags(evidence)
 
 
 def test_an_output_changed_after_its_capture_is_rejected_as_finished_late():
-    ev = _evidence()
-    ev.calls[0].reply["changed_after_capture"] = [0]
+    evidence = _evidence()
+    evidence.calls[0].reply["changed_after_capture"] = [0]
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("output_settled", "rejected")
     assert "changed after the call returned" in first["detail"]
 
 
 def test_an_input_the_call_site_saw_change_is_rejected():
-    ev = _evidence()
-    ev.calls[0].timing["inputs_modified"] = [1]
+    evidence = _evidence()
+    evidence.calls[0].timing["inputs_modified"] = [1]
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("inputs_unmodified", "rejected")
     assert "input(s) [1]" in first["detail"]
 
 
 def test_a_candidate_busy_while_the_baselines_run_is_rejected():
-    ev = _evidence()
-    ev.idle = {"cpu_ms": 900.0, "wall_ms": 1000.0}
+    evidence = _evidence()
+    evidence.idle = {"cpu_ms": 900.0, "wall_ms": 1000.0}
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("quiet_while_baselines_run", "rejected")
 
 
 def test_a_structure_other_than_the_references_names_both():
-    ev = _evidence()
-    ev.calls[0].comparison = {
+    evidence = _evidence()
+    evidence.calls[0].comparison = {
         "structure_mismatch": ["tuple[T,F]", "tuple[T,T]"],
         "max_rel_error": float("inf"),
         "max_abs_error": float("inf"),
@@ -172,18 +172,18 @@ def test_a_structure_other_than_the_references_names_both():
         "uncaptured": [],
     }
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert first["name"] == "outputs_match_reference"
     assert "tuple[T,F] where the reference's is tuple[T,T]" in first["detail"]
 
 
 def test_a_problem_refused_before_any_process_started_says_why():
-    ev = Evidence(device="cpu", baselines=("eager",))
-    ev.static = {"parse_error": None}
-    ev.refused = "the problem's inputs take an estimated 9.3 GiB"
+    evidence = Evidence(device="cpu", baselines=("eager",))
+    evidence.static = {"parse_error": None}
+    evidence.refused = "the problem's inputs take an estimated 9.3 GiB"
 
-    _, first = checks.run_checks(ev)
+    _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("problem_fits", "error")
 
@@ -191,13 +191,13 @@ def test_a_problem_refused_before_any_process_started_says_why():
 def _bursts_evidence(candidate_leftover_ms: float, *, call_ms: float = 0.05) -> Evidence:
     """CUDA evidence of eight bursts per side: the eager reference's leave 7 us behind (the host's own
     wait in the closing synchronize), the candidate's `candidate_leftover_ms`."""
-    ev = _evidence()
-    ev.device = "cuda"
+    evidence = _evidence()
+    evidence.device = "cuda"
     for round_number in range(1, 9):
-        ev.bursts.append(
+        evidence.bursts.append(
             {"who": "eager", "phase": "steady", "round": round_number, "leftover_ms": 0.007, "sum_ms": 1.0, "wall_ms": 5.0}
         )
-        ev.bursts.append(
+        evidence.bursts.append(
             {
                 "who": CANDIDATE,
                 "phase": "steady",
@@ -207,10 +207,10 @@ def _bursts_evidence(candidate_leftover_ms: float, *, call_ms: float = 0.05) -> 
                 "wall_ms": 5.0,
             }
         )
-        ev.calls.append(
+        evidence.calls.append(
             Call(CANDIDATE, "steady", 10 + round_number, {"ok": True}, 1.0, timing={"ms": call_ms}, burst=(round_number, 0))
         )
-    return ev
+    return evidence
 
 
 def test_work_left_after_every_burst_is_rejected_and_a_little_is_flagged():
@@ -228,15 +228,15 @@ def test_work_left_past_each_calls_end_is_rejected():
     """A call that leaves a few microseconds of work on a side stream: the device drains later after
     each of its calls than after the eager reference's, though no burst ends with work left."""
 
-    def evidence(candidate_settle_ms):
-        ev = _bursts_evidence(0.007, call_ms=0.001)
+    def settling_after(candidate_settle_ms):
+        evidence = _bursts_evidence(0.007, call_ms=0.001)
         for index in range(12):
-            ev.calls.append(
+            evidence.calls.append(
                 Call(
                     "eager", "steady", 100 + index, {"ok": True}, 1.0, timing={"ms": 0.005, "settle_ms": 0.006}, burst=(1, index)
                 )
             )
-            ev.calls.append(
+            evidence.calls.append(
                 Call(
                     CANDIDATE,
                     "steady",
@@ -247,13 +247,13 @@ def test_work_left_past_each_calls_end_is_rejected():
                     burst=(1, index),
                 )
             )
-        return ev
+        return evidence
 
-    hidden = checks.no_hidden_work(evidence(0.011))
+    hidden = checks.no_hidden_work(settling_after(0.011))
 
     assert not hidden.passed and "after the candidate's calls had ended" in hidden.detail
-    assert checks.no_hidden_work(evidence(0.0065)).passed
+    assert checks.no_hidden_work(settling_after(0.0065)).passed
     # Less than the rejection's share of a call: flagged.
-    small = evidence(0.008)
+    small = settling_after(0.008)
     assert checks.no_hidden_work(small).passed and "after the candidate's calls had ended" in checks.hidden_work(small)
-    assert checks.hidden_work(evidence(0.0065)) is None
+    assert checks.hidden_work(settling_after(0.0065)) is None

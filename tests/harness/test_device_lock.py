@@ -7,7 +7,7 @@ processes would.
 import threading
 import time
 
-from evaluation.harness.pipeline import DeviceLock
+from evaluation.harness.device_lock import DeviceLock
 
 
 def _in_thread(target):

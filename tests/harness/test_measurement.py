@@ -41,40 +41,40 @@ def _timed(who: str, ms: float, stream_ms: float | None) -> Call:
 
 
 def _evidence(candidate: list[tuple[float, float]], eager: list[tuple[float, float]]) -> Evidence:
-    ev = Evidence(device="cuda", baselines=("eager",))
-    ev.calls = [_timed(CANDIDATE, *pair) for pair in candidate] + [_timed("eager", *pair) for pair in eager]
-    return ev
+    evidence = Evidence(device="cuda", baselines=("eager",))
+    evidence.calls = [_timed(CANDIDATE, *pair) for pair in candidate] + [_timed("eager", *pair) for pair in eager]
+    return evidence
 
 
 def test_the_harness_wake_up_after_the_synchronize_is_taken_off_every_sample():
     # Every device-wide interval holds 0.030 ms of the host waking up after the call's synchronize.
-    ev = _evidence(
+    evidence = _evidence(
         candidate=[(0.130 + 0.001 * i, 0.100 + 0.001 * i) for i in range(9)],
         eager=[(0.330 + 0.001 * i, 0.300 + 0.001 * i) for i in range(9)],
     )
 
-    assert ev.wake_up_ms() == pytest.approx(0.030)
-    assert statistics.median(ev.timed_samples(CANDIDATE)) == pytest.approx(0.104)
-    assert statistics.median(ev.timed_samples("eager")) == pytest.approx(0.304)
+    assert evidence.wake_up_ms() == pytest.approx(0.030)
+    assert statistics.median(evidence.timed_samples(CANDIDATE)) == pytest.approx(0.104)
+    assert statistics.median(evidence.timed_samples("eager")) == pytest.approx(0.304)
 
 
 def test_work_left_on_another_stream_stays_inside_the_sample():
     # The candidate's calling stream ends at 0.02 ms, but the device is busy until 0.5 ms: its
     # wide gaps must not widen what is taken off (the eager baseline's 0.03 ms).
-    ev = _evidence(candidate=[(0.530, 0.020)] * 9, eager=[(0.330, 0.300)] * 9)
+    evidence = _evidence(candidate=[(0.530, 0.020)] * 9, eager=[(0.330, 0.300)] * 9)
 
-    assert ev.timed_samples(CANDIDATE) == [pytest.approx(0.500)] * 9
+    assert evidence.timed_samples(CANDIDATE) == [pytest.approx(0.500)] * 9
 
 
 def test_a_sample_is_never_below_the_calling_streams_own_interval():
     # A call whose device idled before its host returned has a short gap: less is taken off.
-    ev = _evidence(candidate=[(0.110, 0.100)] * 9, eager=[(0.330, 0.300)] * 9)
+    evidence = _evidence(candidate=[(0.110, 0.100)] * 9, eager=[(0.330, 0.300)] * 9)
 
-    assert ev.timed_samples(CANDIDATE) == [pytest.approx(0.100)] * 9
+    assert evidence.timed_samples(CANDIDATE) == [pytest.approx(0.100)] * 9
 
 
 def test_on_the_cpu_samples_are_the_reported_times():
-    ev = _evidence(candidate=[(2.0, None)] * 5, eager=[(3.0, None)] * 5)
+    evidence = _evidence(candidate=[(2.0, None)] * 5, eager=[(3.0, None)] * 5)
 
-    assert ev.wake_up_ms() is None
-    assert ev.timed_samples(CANDIDATE) == [2.0] * 5
+    assert evidence.wake_up_ms() is None
+    assert evidence.timed_samples(CANDIDATE) == [2.0] * 5
