@@ -51,7 +51,7 @@ def probe(row: dict) -> dict:
     import torch
     import triton.testing
 
-    from evaluation.harness import baselines, loading
+    from evaluation.harness.sandboxed import baselines, loading
 
     problem = Path("/tmp") / f"{cuda_l1.key(row)}_problem.py"
     problem.write_text(row["ref_code"])

@@ -47,7 +47,7 @@ def gated_medians(model, inputs, calls: int, flush, read: bool = False) -> float
 def probe(row: dict, side: str, placements: int, calls: int, flush_mode: str) -> dict:
     import torch
 
-    from evaluation.harness import loading
+    from evaluation.harness.sandboxed import loading
 
     problem = Path("/tmp") / f"{cuda_l1.key(row)}_problem.py"
     problem.write_text(row["ref_code"])

@@ -32,7 +32,7 @@ def main() -> None:
     marks.append(("cuda context", time.monotonic()))
     import harness_cuda_l1 as cuda_l1
 
-    from evaluation.harness import reference_process
+    from evaluation.harness.sandboxed import reference_process
 
     marks.append(("import harness", time.monotonic()))
     row = {cuda_l1.key(r): r for r in cuda_l1.entries()}[args.task]

@@ -155,7 +155,7 @@ def _time_side(model, inputs) -> dict:
     import torch
     import triton.testing
 
-    from evaluation.harness import baselines
+    from evaluation.harness.sandboxed import baselines
 
     result = {}
     with torch.no_grad():
@@ -191,7 +191,7 @@ def _time_side(model, inputs) -> dict:
 def command_peer(problem: Path, candidate: Path) -> None:
     import torch
 
-    from evaluation.harness import loading
+    from evaluation.harness.sandboxed import loading
 
     module, _ = loading.load_problem(str(problem), None)
     init = loading.init_inputs(module)

@@ -118,14 +118,14 @@ def bundle(candidate: Candidate, *, page_url: str) -> bytes:
             version=HARNESS_VERSION,
             url=page_url,
         ),
-        "evaluation/__init__.py": "",
     }
     for evaluation in candidate.evaluations.all():
         name = f"verdicts/{evaluation.arch}-harness{evaluation.harness_version}.json"
         files[name] = json.dumps(public_verdict(evaluation.verdict), indent=2, sort_keys=True)
-    for path in HARNESS_DIR.rglob("*"):
+    # The harness's package as it is in the repository, its top-level package's own __init__ included.
+    for path in [HARNESS_DIR.parent / "__init__.py", *HARNESS_DIR.rglob("*")]:
         if path.is_file() and "__pycache__" not in path.parts:
-            files[f"evaluation/harness/{path.relative_to(HARNESS_DIR)}"] = path.read_bytes()
+            files[path.relative_to(HARNESS_DIR.parent.parent).as_posix()] = path.read_bytes()
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name in sorted(files):

@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -42,3 +43,15 @@ def test_an_import_that_breaks_a_contract_fails_the_check(tmp_path):
     assert done.returncode != 0
     assert "The harness's parent side (standard library only) never imports torch BROKEN" in done.stdout, done.stdout
     assert "The harness is standalone: it never imports Django or the site BROKEN" in done.stdout, done.stdout
+
+
+def test_every_module_outside_the_sandboxed_side_is_held_to_the_parents_rules():
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    parent_rules = [c for c in contracts if c["name"].startswith("The harness's parent side")]
+    harness = REPO / "evaluation" / "harness"
+    parent_side = {f"evaluation.harness.{path.stem}" for path in harness.glob("*.py") if path.stem != "__init__"}
+
+    assert len(parent_rules) == 2
+    for contract in parent_rules:
+        assert set(contract["source_modules"]) == parent_side, contract["name"]
+    assert (harness / "sandboxed" / "candidate_process.py").exists()

@@ -565,7 +565,7 @@ class SandboxedProcess:
         try:
             started = launch(
                 view,
-                module=f"evaluation.harness.{role}",
+                module=f"evaluation.harness.sandboxed.{role}",
                 memory_bytes=memory_bytes,
                 fds=[to_child_r, from_child_w, *pass_fds],
                 callsite_dir=callsite_dir,

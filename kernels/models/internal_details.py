@@ -22,7 +22,7 @@ always hold the public part.
 
 import re
 
-# The environment's public keys (evaluation.harness.environment); any other key, such as
+# The environment's public keys (evaluation.harness.sandboxed.environment); any other key, such as
 # `platform` (OS and kernel version) or `python_executable` (a path), is the host's.
 PUBLIC_ENV_KEYS = (
     "device",

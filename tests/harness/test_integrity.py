@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
-from evaluation.harness import comparison, integrity, output_facts
+from evaluation.harness.sandboxed import comparison, integrity, output_facts
 
 
 def test_global_state_is_restored_after_a_candidate_changes_it():
@@ -151,7 +151,7 @@ def test_python_numbers_in_an_output_are_compared():
 
 
 def test_a_captured_output_of_another_structure_is_a_mismatch():
-    from evaluation.harness.frames import Captured
+    from evaluation.harness.sandboxed.frames import Captured
 
     got = [Captured("tensor", torch.ones(2)), Captured("float", 1.0)]
     result = comparison.compare_outputs("tuple[T,F]", got, "tuple[T,T]", [torch.ones(2, dtype=torch.float64)] * 2)

@@ -72,7 +72,7 @@ def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verificatio
     later = verifier("matmul", "wrong_zeros", limits={"build_cache_dir": str(cache)})
 
     assert _escape_attempts(hostile)["write the harness's source"].startswith("refused")
-    assert (REPO / "evaluation" / "harness" / "comparison.py").read_text().startswith('"""How far')
+    assert (REPO / "evaluation" / "harness" / "sandboxed" / "comparison.py").read_text().startswith('"""How far')
     assert later["status"] == "incorrect"
     # One folder per candidate source: a candidate writes its own build cache and no other.
     assert len(list((cache / "candidates").iterdir())) == 2

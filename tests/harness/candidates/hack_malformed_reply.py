@@ -4,7 +4,7 @@ import torch
 import torch.nn as nn
 
 # A reply of a shape the harness never sends, from a swapped handler.
-_process = sys.modules["evaluation.harness.candidate_process"]
+_process = sys.modules["evaluation.harness.sandboxed.candidate_process"]
 _real_call = _process._HANDLERS["call"]
 
 

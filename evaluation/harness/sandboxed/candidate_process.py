@@ -23,10 +23,10 @@ import threading
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from evaluation.harness import baselines, environment, integrity, loading, output_facts, profiling, timing, values
 from evaluation.harness.channel import Channel
-from evaluation.harness.request_loop import error_facts, serve
-from evaluation.harness.timing import settle
+from evaluation.harness.sandboxed import baselines, environment, integrity, loading, output_facts, profiling, timing, values
+from evaluation.harness.sandboxed.request_loop import error_facts, serve
+from evaluation.harness.sandboxed.timing import settle
 
 _no_grad = torch.no_grad
 _Tensor = torch.Tensor

@@ -9,7 +9,7 @@ known to be exactly a tensor, because any attribute of a subclass may run candid
 
 import torch
 
-from evaluation.harness import frames
+from evaluation.harness.sandboxed import frames
 
 _Tensor = torch.Tensor
 

@@ -31,9 +31,10 @@ import threading
 
 import torch
 
-from evaluation.harness import comparison, frames, inputs, loading, output_facts, tolerance, values
+from evaluation.harness import tolerance
 from evaluation.harness.channel import Channel
-from evaluation.harness.request_loop import serve
+from evaluation.harness.sandboxed import comparison, frames, inputs, loading, output_facts, values
+from evaluation.harness.sandboxed.request_loop import serve
 
 _no_grad = torch.no_grad
 # Two float32 calls of one model on the same inputs further apart than this (relative error) come

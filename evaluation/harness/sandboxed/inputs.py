@@ -8,7 +8,7 @@ same seed on the same device; the two sides' fingerprints must agree.
 
 import torch
 
-from evaluation.harness.loading import problem_constants, seed_everything, to_device
+from evaluation.harness.sandboxed.loading import problem_constants, seed_everything, to_device
 
 # Fingerprints are reduced in chunks so their scratch memory stays small beside big inputs.
 _CHUNK = 1 << 24

@@ -12,9 +12,9 @@ import sys
 
 import torch
 
-from evaluation.harness import frames, inputs, loading, values
 from evaluation.harness.channel import Channel
-from evaluation.harness.request_loop import serve
+from evaluation.harness.sandboxed import frames, inputs, loading, values
+from evaluation.harness.sandboxed.request_loop import serve
 
 
 class ProofProcess:
