@@ -7,7 +7,7 @@ the check's detail saying what happened.
 import math
 import statistics
 
-from evaluation.harness import checks, measurement, tolerance
+from evaluation.harness import checks, flags, measurement, tolerance
 from evaluation.harness.evidence import CANDIDATE, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
 from evaluation.harness.verdict import BEATS, HARNESS_VERSION, TIMEOUT, VERIFIED, Verdict
 
@@ -36,7 +36,7 @@ def _correctness(evidence: Evidence, plan) -> dict:
         return max(values) if values else None
 
     max_rel = worst("max_rel_error")
-    reference_error = checks.reference_float32_error(evidence)
+    reference_error = flags.reference_float32_error(evidence)
     tolerances = [c.tolerance for c in checked if c.tolerance is not None]
     problem = evidence.problem or {}
     first_inputs = next((c.reply.get("inputs") for c in evidence.candidate_calls(TRIAL) if c.reply.get("inputs")), None)
@@ -243,7 +243,7 @@ def _timing(evidence: Evidence, plan) -> dict | None:
         ),
         "harness_wake_up_ms": evidence.wake_up_ms(),
         "host_ms": (latency or {}).get("host_ms", {}),
-        "speed_of_light": checks.sol_floor(evidence),
+        "speed_of_light": flags.sol_floor(evidence),
         "gpu": evidence.gpu or None,
         "wall_clock": {
             "candidate_median_ms": measurement.summarize([c.wall_ms for c in evidence.candidate_calls(TIMED)])["median_ms"],
@@ -271,7 +271,7 @@ def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
 
 def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
     entries, first = checks.run_checks(evidence)
-    flags = checks.run_flags(evidence)
+    raised = flags.run_flags(evidence)
     timing = _timing(evidence, plan)
     status = first["status"] if first else VERIFIED
     if status == VERIFIED and not evidence.candidate_calls(TRIAL):
@@ -296,8 +296,8 @@ def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
         "reason": _reason(first, timing, entries),
         "checks": entries,
         "correctness": correctness,
-        "flags": sorted(flags),
-        "flag_details": flags,
+        "flags": sorted(raised),
+        "flag_details": raised,
         "kernels": _kernels(evidence),
         "static": evidence.static,
         "problem": {k: v for k, v in (evidence.problem or {}).items() if k not in ("ok", "spec")},

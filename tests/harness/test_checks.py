@@ -1,7 +1,7 @@
 """The registry decides: integrity before faults before correctness, and every check that ran
 is reported."""
 
-from evaluation.harness import checks
+from evaluation.harness import checks, flags
 from evaluation.harness.evidence import CANDIDATE, TIMED, TRIAL, Call, Evidence, Fault
 
 GOOD_LEAF = {
@@ -113,7 +113,7 @@ def test_a_side_whose_host_is_busy_for_most_of_its_sample_is_flagged_host_bound(
     evidence = _evidence()
     evidence.calls += _timed(CANDIDATE, 0.23, 0.19) + _timed("eager", 0.46, 0.10)
 
-    detail = checks.run_flags(evidence)["host_bound"]
+    detail = flags.run_flags(evidence)["host_bound"]
 
     assert "candidate 0.19 ms of its 0.23 ms" in detail
     assert "eager" not in detail
@@ -123,14 +123,14 @@ def test_a_side_whose_gpu_work_dominates_is_not_host_bound():
     evidence = _evidence()
     evidence.calls += _timed(CANDIDATE, 0.40, 0.05) + _timed("eager", 0.46, 0.10)
 
-    assert "host_bound" not in checks.run_flags(evidence)
+    assert "host_bound" not in flags.run_flags(evidence)
 
 
 def test_without_host_times_nothing_is_host_bound():
     evidence = _evidence()  # CPU samples: the host's time is the sample itself, not reported apart
     evidence.calls += _timed(CANDIDATE, 0.23, None) + _timed("eager", 0.46, None)
 
-    assert "host_bound" not in checks.run_flags(evidence)
+    assert "host_bound" not in flags.run_flags(evidence)
 
 
 def test_an_output_changed_after_its_capture_is_rejected_as_finished_late():

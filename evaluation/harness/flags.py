@@ -1,0 +1,190 @@
+"""The flags: notable findings that do not change a verdict's status, each a small function of the
+evidence returning its explanation, or None. Read FLAGS to see them all; DEVELOPERS.md's table says
+what each means for a reader of the leaderboard.
+
+Checks (checks.py) decide the status first; the flags are computed for every verdict after them.
+"""
+
+from evaluation.harness import measurement, speed_of_light, tolerance
+from evaluation.harness.checks import hidden_work, lowers_precision, state_changes
+from evaluation.harness.evidence import CANDIDATE, DEVICE, PROFILE, STEADY, TIMED, TRIAL, WARMUP, Evidence
+
+
+def degenerate_problem(evidence: Evidence) -> str | None:
+    problem = evidence.problem or {}
+    return f"the problem is degenerate: {problem['reason']}" if problem.get("degenerate") else None
+
+
+def tiny_outputs(evidence: Evidence) -> str | None:
+    scale = (evidence.problem or {}).get("output_scale")
+    if scale is not None and scale < 1e-2:
+        return (
+            f"the reference's outputs have a root mean square of {scale:.3g}, below the absolute tolerance (1e-2) "
+            "other harnesses use, where any answer passes; judged here by relative error"
+        )
+    return None
+
+
+def float32_reference_inexact(evidence: Evidence) -> str | None:
+    held = [c for c in evidence.candidate_calls() if c.checked and c.comparison.get("against") == "float32"]
+    if not held:
+        return None
+    error = reference_float32_error(evidence)
+    return (
+        f"the problem's own float32 output differs from float64 by a relative error of {error:.3g} (outputs "
+        f"that underflow float32, or a long recurrence), beyond any tolerance: {len(held)} checked calls were "
+        f"held to the float32 eager output instead, at the base tolerance"
+    )
+
+
+def nondeterministic_problem(evidence: Evidence) -> str | None:
+    return (
+        "the reference gives different outputs for the same inputs and seed"
+        if (evidence.problem or {}).get("nondeterministic")
+        else None
+    )
+
+
+def stateful_problem(evidence: Evidence) -> str | None:
+    if not (evidence.problem or {}).get("carries_state"):
+        return None
+    return (
+        "the problem's forward carries state from one call to the next (the same inputs twice give different "
+        "outputs): the reference went through every call the candidate's model did, compared or not"
+    )
+
+
+def _worst_error(evidence: Evidence) -> float | None:
+    errors = [
+        c.comparison.get("max_rel_error")
+        for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE)
+        if c.checked
+    ]
+    errors = [e for e in errors if e is not None]
+    return max(errors) if errors else None
+
+
+def reference_float32_error(evidence: Evidence) -> float | None:
+    errors = [
+        (c.reference or {}).get("float32_error", {}).get("max_rel_error") for c in evidence.candidate_calls() if c.reference
+    ]
+    errors = [e for e in errors if e is not None]
+    return max(errors) if errors else (evidence.problem or {}).get("float32_error", {}).get("max_rel_error")
+
+
+def reduced_precision(evidence: Evidence) -> str | None:
+    reasons = []
+    worst, reference = _worst_error(evidence), reference_float32_error(evidence)
+    if worst is not None and tolerance.tier_rank(tolerance.tier(worst)) > tolerance.tier_rank(tolerance.tier(reference)):
+        reasons.append(
+            f"its outputs are {tolerance.tier(worst)} (relative error {worst:.2g}) where float32 eager is "
+            f"{tolerance.tier(reference)}"
+        )
+    switched = lowers_precision(state_changes(evidence))
+    if switched:
+        reasons.append(f"it switches on {', '.join(switched)}")
+    return "the candidate lowers precision: " + "; ".join(reasons) if reasons else None
+
+
+def global_state_changed(evidence: Evidence) -> str | None:
+    changes = state_changes(evidence)
+    if not changes:
+        return None
+    listed = ", ".join(f"{name} {c['before']!r} -> {c['after']!r}" for name, c in sorted(changes.items()))
+    return f"the candidate changes global state ({listed}); kept to its own calls, baselines ran with the original state"
+
+
+def same_kernels_as_reference(evidence: Evidence) -> str | None:
+    profiled = [c for c in evidence.calls if c.phase == PROFILE and c.reply.get("kernels") is not None]
+    candidate = next((c.reply["kernels"] for c in profiled if c.who == CANDIDATE), None)
+    reference = next((c.reply["kernels"] for c in profiled if c.who != CANDIDATE), None)
+    if candidate and reference and sorted(map(str, candidate)) == sorted(map(str, reference)):
+        facts = evidence.static.get("facts", {})
+        if "custom_cuda" in facts or "triton" in facts:
+            return "the candidate launched exactly the reference's kernels: its custom kernel never ran"
+        return (
+            "the candidate launched exactly the reference's kernels and has none of its own: a speedup can only "
+            "come from launching them differently (a CUDA graph, fewer synchronizations)"
+        )
+    return None
+
+
+def median_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
+    """One side's latency median (one call at a time on an idle device)."""
+    samples = evidence.timed_samples(who)
+    return measurement.summarize(samples)["median_ms"] if samples else None
+
+
+def steady_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
+    """One side's steady-state median (calls back to back), else its latency median."""
+    samples = evidence.steady_samples(who)
+    return measurement.summarize(samples)["median_ms"] if samples else median_ms(evidence, who)
+
+
+def sol_floor(evidence: Evidence) -> dict | None:
+    problem = evidence.problem or {}
+    if problem.get("flops") is None:
+        return None
+    return speed_of_light.floor_ms(problem["flops"], problem.get("bytes", 0), evidence.rates)
+
+
+def beyond_speed_of_light(evidence: Evidence) -> str | None:
+    floor, median = sol_floor(evidence), steady_ms(evidence)
+    if speed_of_light.beyond(median, floor):
+        return (
+            f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
+            f"({floor['bound']}-bound: {floor['flops']:.3g} FLOPs, {floor['bytes']:.3g} bytes)"
+        )
+    return None
+
+
+# A side whose host spends at least this share of its median sample inside the call: the GPU waits on
+# the host for much of the interval. On an H200 host, CUDA-L1's L1 T1 candidate (four launches from
+# Python, ~0.08 ms of GPU work) spent 0.16-0.19 ms of its 0.21-0.26 ms samples issuing them, and its
+# median moved 22% between processes; in GPU time alone, 3.4% (benchmarks/RESULTS.md).
+HOST_BOUND_SHARE = 0.5
+
+
+def host_bound(evidence: Evidence) -> str | None:
+    sides = []
+    for who in (CANDIDATE, *evidence.baselines):
+        host, median = evidence.host_ms(who), median_ms(evidence, who)
+        if host is not None and median and host >= HOST_BOUND_SHARE * median:
+            sides.append(f"{who} {host:.3g} ms of its {median:.3g} ms")
+    if not sides:
+        return None
+    return (
+        f"the host was busy inside the call for most of the sample ({'; '.join(sides)}): issuing many small launches "
+        "from Python, or waiting inside the call. Such a figure measures the host as much as the GPU, and varies "
+        "more from one host, and one run, to the next"
+    )
+
+
+def shape_specialized(evidence: Evidence) -> str | None:
+    variant = evidence.variant or {}
+    return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
+
+
+FLAGS = [
+    ("hidden_work", hidden_work),
+    ("degenerate_problem", degenerate_problem),
+    ("tiny_outputs", tiny_outputs),
+    ("float32_reference_inexact", float32_reference_inexact),
+    ("nondeterministic_problem", nondeterministic_problem),
+    ("stateful_problem", stateful_problem),
+    ("reduced_precision", reduced_precision),
+    ("global_state_changed", global_state_changed),
+    ("same_kernels_as_reference", same_kernels_as_reference),
+    ("beyond_speed_of_light", beyond_speed_of_light),
+    ("shape_specialized", shape_specialized),
+    ("host_bound", host_bound),
+]
+
+
+def run_flags(evidence: Evidence) -> dict[str, str]:
+    raised = {}
+    for name, finding in FLAGS:
+        detail = finding(evidence)
+        if detail:
+            raised[name] = detail
+    return raised
