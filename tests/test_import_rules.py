@@ -8,6 +8,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import grimp
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("evaluation", "kernels", "inference", "verification", "config")
 
@@ -55,3 +57,34 @@ def test_every_module_outside_the_sandboxed_side_is_held_to_the_parents_rules():
     for contract in parent_rules:
         assert set(contract["source_modules"]) == parent_side, contract["name"]
     assert (harness / "sandboxed" / "candidate_process.py").exists()
+
+
+def test_no_module_imports_itself_back():
+    """No circle through any chain of imports: every strongly connected part of the graph is one module."""
+    graph = grimp.build_graph(*PACKAGES, include_external_packages=False)
+    index: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    stack: list[str] = []
+    circles = []
+
+    def visit(module: str) -> None:  # Tarjan's strongly connected components
+        index[module] = lowest[module] = len(index)
+        stack.append(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in index:
+                visit(imported)
+                lowest[module] = min(lowest[module], lowest[imported])
+            elif imported in stack:
+                lowest[module] = min(lowest[module], index[imported])
+        if lowest[module] == index[module]:
+            part = []
+            while not part or part[-1] != module:
+                part.append(stack.pop())
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+
+    assert circles == []
