@@ -35,16 +35,20 @@ def demo(request):
             if not can_view(request.user, problem):
                 form.add_error("source", TAKEN_DOWN)
             else:
-                if not created:
-                    messages.info(request, f"This module is {problem.label}; its verified kernels are listed below.")
-                run = services.start_run(
-                    problem=problem,
-                    backend=form.cleaned_data["backend"],
-                    requester=user,
-                    session_key=_session_key(request),
-                    max_rounds=form.cleaned_data["max_rounds"],
-                )
-                return redirect(run)
+                try:
+                    run = services.start_run(
+                        problem=problem,
+                        backend=form.cleaned_data["backend"],
+                        requester=user,
+                        session_key=_session_key(request),
+                        max_rounds=form.cleaned_data["max_rounds"],
+                    )
+                except services.RunError as error:
+                    form.add_error(None, str(error))
+                else:
+                    if not created:
+                        messages.info(request, _known_problem(problem))
+                    return redirect(run)
     else:
         initial = {}
         example = request.GET.get("example", "")
@@ -65,6 +69,13 @@ def demo(request):
             "sandbox_warning": unconfined_warning(request.user),
         },
     )
+
+
+def _known_problem(problem: Problem) -> str:
+    """What the run page says of a module pasted before."""
+    if selectors.verified_kernels_of(problem).exists():
+        return f"This module is {problem.label}: kernels already verified for it are listed below."
+    return f"This module is {problem.label}, pasted before; no kernel for it is verified yet."
 
 
 def run_detail(request, pk):
