@@ -9,7 +9,7 @@ const TAGS = [
   "a", "blockquote", "br", "code", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li", "ol", "p",
   "pre", "s", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
 ];
-// nh3 allows these per tag (a: href, title; code: class; ol: start); markdown-it writes no others.
+// nh3 allows these per tag (a: href, title; code, th, td: class; ol: start); markdown-it writes no others.
 const ATTRIBUTES = ["href", "title", "class", "start"];
 // http(s), mailto, or a link without a scheme (the site itself), as nh3's url_schemes.
 const URLS = /^(?:(?:https?|mailto):|[^a-z]|[a-z+.-]+(?:[^a-z+.\-:]|$))/i;
@@ -18,6 +18,18 @@ const LINK_REL = "nofollow noopener noreferrer";
 const markdown = new MarkdownIt("commonmark", { html: false, breaks: true })
   .enable(["table", "strikethrough"])
   .disable("image");
+// A table cell's alignment as a class (align-right), not the style attribute markdown-it writes: the
+// Content Security Policy refuses style attributes, even in the sanitiser's inert document.
+markdown.core.ruler.push("aligned_by_class", (state) => {
+  for (const token of state.tokens) {
+    for (const node of [token, ...(token.children || [])]) {
+      const index = node.attrIndex("style");
+      if (index < 0) continue;
+      const [, style] = node.attrs.splice(index, 1)[0];
+      if (style.startsWith("text-align:")) node.attrSet("class", `align-${style.slice("text-align:".length)}`);
+    }
+  }
+});
 const purify = DOMPurify(window);
 purify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") node.setAttribute("rel", LINK_REL);

@@ -34,7 +34,15 @@ HOSTILE = [
 # The elements Markdown makes, and the only attributes they may carry.
 MARKDOWN_ELEMENTS = {"a", "blockquote", "br", "code", "em", "h1", "h2", "hr", "li", "ol", "p", "pre", "s", "strong"}
 MARKDOWN_ELEMENTS |= {"table", "thead", "tbody", "tr", "th", "td", "ul"}
-SAFE_ATTRIBUTES = {("a", "href"), ("a", "title"), ("a", "rel"), ("code", "class"), ("ol", "start")}
+SAFE_ATTRIBUTES = {
+    ("a", "href"),
+    ("a", "title"),
+    ("a", "rel"),
+    ("code", "class"),
+    ("ol", "start"),
+    ("th", "class"),
+    ("td", "class"),
+}
 
 
 class Elements(HTMLParser):
@@ -57,7 +65,7 @@ def test_hostile_markdown_renders_nothing_that_runs(text):
             if name == "href":
                 assert re.match(r"(https?:|mailto:|/|#)", value), html
             if name == "class":
-                assert re.fullmatch(r"language-[^\s]+", value), html
+                assert re.fullmatch(r"language-[^\s]+|align-(left|right|center)", value), html
 
 
 def test_markdown_is_rendered():
@@ -77,6 +85,7 @@ def test_a_single_newline_is_a_line_break():
     assert "<br>" in str(render_markdown("first thought\nsecond thought"))
 
 
-def test_table_alignment_needs_no_style_attribute():
-    html = str(render_markdown("| a | b |\n|:--|--:|\n| 1 | 2 |"))
-    assert "<th>a</th>" in html and "style" not in html
+def test_table_alignment_is_a_class_not_a_style_attribute():
+    html = str(render_markdown("| a | b | c |\n|:--|--:|---|\n| 1 | 2 | 3 |"))
+    assert '<th class="align-left">a</th>' in html and '<td class="align-right">2</td>' in html and "<td>3</td>" in html
+    assert "style" not in html
