@@ -55,7 +55,7 @@ def test_a_module_pasted_before_without_kernels_says_none_is_verified(client):
     post(client)
     response = client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": 1}, follow=True)
     content = response.content.decode()
-    assert "pasted before; no kernel for it is verified yet" in content
+    assert "known already; no kernel for it is verified yet" in content
     assert "listed below" not in content
 
 
