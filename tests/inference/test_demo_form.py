@@ -21,6 +21,7 @@ def test_an_empty_paste_says_to_paste_a_module(client):
     content = post(client, source="").content.decode()
     assert "Paste a PyTorch module (Model, get_inputs, get_init_inputs) into the editor" in errors_of(content, "source")
     assert 'aria-describedby="source-errors"' in content
+    assert "{#" not in content and "{%" not in content
     assert not OptimizationRun.objects.exists()
 
 
