@@ -179,6 +179,7 @@ function updateEvaluation(event) {
 
 async function fetchWaits() {
   waitsTimer = null;
+  waitsDue = Infinity;
   const queued = container.querySelectorAll("td.status-queued");
   if (!queued.length) return;
   try {
@@ -193,8 +194,14 @@ async function fetchWaits() {
 }
 
 let waitsTimer = null;
+let waitsDue = Infinity;
 function askWaits(after = 0) {
-  if (waitsTimer === null && container.querySelector("td.status-queued")) waitsTimer = setTimeout(fetchWaits, after);
+  if (replaying || !container.querySelector("td.status-queued")) return;
+  const due = Date.now() + after;
+  if (waitsTimer !== null && waitsDue <= due) return;
+  clearTimeout(waitsTimer);
+  waitsDue = due;
+  waitsTimer = setTimeout(fetchWaits, after);
 }
 
 function updateStatus(event) {
@@ -235,6 +242,7 @@ function handle(event) {
     replaying = false;
     clearTimeout(renderTimer);
     renderStale();
+    askWaits();  // the replay rebuilt the rows without what they wait for
     container.dataset.live = "true";
     return;
   }
@@ -259,6 +267,6 @@ function connect() {
 
 if (container) {
   for (const block of container.querySelectorAll("details.reasoning")) offerToGrow(block);
-  askWaits(WAITS_EVERY_MS);
+  askWaits(WAITS_EVERY_MS);  // the page came with fresh ones
   connect();
 }
