@@ -14,6 +14,7 @@ import time
 
 from channels.db import database_sync_to_async
 
+from inference.presentation import with_highlighted_code
 from inference.transcript import WRITE_INTERVAL_S
 from kernels.consumers import EventsConsumer
 from kernels.live.events import evaluation_event, run_group
@@ -46,7 +47,7 @@ class RunConsumer(EventsConsumer):
             return
         transcript = await database_sync_to_async(run_transcript)(self.run_id)
         for message in transcript:
-            await self.send_json({**message, "replay": True})
+            await self.send_json({**with_highlighted_code(message), "replay": True})
         if transcript:
             self.sent_seq = transcript[-1]["seq"]
         for message in await database_sync_to_async(current_evaluations)(self.run_id):
@@ -64,9 +65,9 @@ class RunConsumer(EventsConsumer):
                 # be stored: what is stored is all there is, no need to wait for the rest.
                 resumed = (event.get("data") or {}).get("resumes_after") is not None
                 for missed in await self.stored_events(after=self.sent_seq, before=seq, wait=not resumed):
-                    await self.send_json(missed)
+                    await self.send_json(with_highlighted_code(missed))
             self.sent_seq = seq
-        await self.send_json(event)
+        await self.send_json(with_highlighted_code(event))
 
     async def stored_events(self, *, after: int, before: int, wait: bool = True) -> list[dict]:
         """Events after..before (exclusive) from the database, waiting until they are all stored."""

@@ -1,18 +1,19 @@
 """The demo: paste a module, start a run, and watch it stream."""
 
 from django.contrib import messages
-from django.http import Http404, HttpResponseNotAllowed
+from django.http import Http404, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from inference import services
+from inference import presentation, services
 from inference.forms import RunForm
 from kernels import selectors
-from kernels.models import OptimizationRun, Problem
+from kernels.models import Evaluation, OptimizationRun, Problem
 from kernels.models.internal_details import error_detail_for
 from kernels.models.visibility import TAKEN_DOWN, can_view
 from kernels.rate_limits import limit_posts
 from kernels.services import submit_problem
 from verification.confinement import unconfined_verdicts, unconfined_warning
+from verification.waiting import waits_for
 
 
 def _session_key(request) -> str:
@@ -35,16 +36,20 @@ def demo(request):
             if not can_view(request.user, problem):
                 form.add_error("source", TAKEN_DOWN)
             else:
-                if not created:
-                    messages.info(request, f"This module is {problem.label}; its verified kernels are listed below.")
-                run = services.start_run(
-                    problem=problem,
-                    backend=form.cleaned_data["backend"],
-                    requester=user,
-                    session_key=_session_key(request),
-                    max_rounds=form.cleaned_data["max_rounds"],
-                )
-                return redirect(run)
+                try:
+                    run = services.start_run(
+                        problem=problem,
+                        backend=form.cleaned_data["backend"],
+                        requester=user,
+                        session_key=_session_key(request),
+                        max_rounds=form.cleaned_data["max_rounds"],
+                    )
+                except services.RunError as error:
+                    form.add_error(None, str(error))
+                else:
+                    if not created:
+                        messages.info(request, _known_problem(problem))
+                    return redirect(run)
     else:
         initial = {}
         example = request.GET.get("example", "")
@@ -67,30 +72,49 @@ def demo(request):
     )
 
 
-def run_detail(request, pk):
+def _known_problem(problem: Problem) -> str:
+    """What the run page says of a module pasted before."""
+    if selectors.verified_kernels_of(problem).exists():
+        return f"This module is {problem.label}: kernels already verified for it are listed below."
+    return f"This module is {problem.label}, known already; no kernel for it is verified yet."
+
+
+def _visible_run(request, pk) -> OptimizationRun:
     try:
-        run = selectors.run_with_candidates(pk, user=request.user)
+        return selectors.run_with_candidates(pk, user=request.user)
     except OptimizationRun.DoesNotExist:
         raise Http404("No such run.") from None
+
+
+def run_detail(request, pk):
+    run = _visible_run(request, pk)
     evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in run.candidates.all()}
+    waits = waits_for(e for found in evaluations.values() for e in found)
     transcript = selectors.run_transcript(run.pk)
-    for event in transcript:
-        if event["kind"] == "candidate":
-            event["evaluations"] = evaluations.get(event["data"].get("candidate"), [])
+    blocks = presentation.transcript_blocks(transcript, evaluations, waits={pk: wait.sentence() for pk, wait in waits.items()})
     return render(
         request,
         "inference/run.html",
         {
             "run": run,
+            "round": presentation.current_round(run, transcript),
             "error_detail": error_detail_for(request.user, run),
-            "transcript": transcript,
-            "known_kernels": selectors.verified_kernels_of(run.problem),
+            "blocks": blocks,
+            # Kernels found before this run; its own are in its transcript.
+            "known_kernels": selectors.verified_kernels_of(run.problem).exclude(candidate__run=run),
             "can_cancel": not run.is_finished
             and services.can_control(run, user=request.user, session_key=request.session.session_key or ""),
             "sandbox_warning": unconfined_warning(request.user),
             "unconfined_verdicts": unconfined_verdicts(e for found in evaluations.values() for e in found),
         },
     )
+
+
+def run_waits(request, pk):
+    """What each of the run's queued evaluations waits for, for the live page to show beside it."""
+    run = _visible_run(request, pk)
+    waits = waits_for(Evaluation.objects.filter(candidate__run=run, status=Evaluation.Status.QUEUED))
+    return JsonResponse({"waits": {str(pk): wait.sentence() for pk, wait in waits.items()}})
 
 
 def run_cancel(request, pk):

@@ -33,6 +33,7 @@ def evaluation_event(evaluation) -> dict:
             "compile-ro": evaluation.speedup_compile_ro,
             "cudagraph": evaluation.speedup_cudagraph,
         },
+        "times_ms": evaluation.times_ms(),
         "precision_tier": evaluation.precision_tier,
         "flags": evaluation.flags,
     }

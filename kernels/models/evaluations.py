@@ -95,6 +95,13 @@ class Evaluation(models.Model):
     def is_pending(self) -> bool:
         return self.status in self.PENDING
 
+    def times_ms(self) -> dict[str, float | None]:
+        """The headline measure's median times in ms, this kernel's and each baseline's, to show
+        beside the speedups: a 2x of 0.01 ms is not a 2x of 10 ms."""
+        baselines = ((self.verdict or {}).get("timing") or {}).get("baselines") or {}
+        times = {name: (measured or {}).get("median_ms") for name, measured in baselines.items() if isinstance(measured, dict)}
+        return {"candidate": self.candidate_ms, **times}
+
     MEASURE_LABELS = {"steady_state": "Steady state", "latency": "Latency", "device_time": "Device time"}
 
     def speedup_interval(self, baseline: str = "eager") -> list[float] | None:

@@ -8,6 +8,9 @@ if (textarea && window.CourtEditor) {
   textarea.setAttribute("aria-label", "PyTorch module source");
   editor = window.CourtEditor.attach(textarea);
   editor.view.dom.id = "editor";
+  // The browser would refuse the hidden textarea's empty value without showing why: the server
+  // answers instead, beside the field, in words that say what to do.
+  textarea.form.noValidate = true;
 }
 
 if (picker) {

@@ -88,30 +88,40 @@ def verdict_cell(page, arch: str = "cpu"):
     return page.locator(f'section.candidate tr[data-arch="{arch}"] td.status')
 
 
+# Each block of the transcript as [kind, title, content]: a Markdown block's HTML, a candidate's code.
+TRANSCRIPT_BLOCKS = """root => Array.from(root.querySelectorAll("#transcript > *")).map((block) => {
+  if (block.matches("details.reasoning"))
+    return ["reasoning", block.querySelector("summary").textContent, block.querySelector(".markdown").innerHTML];
+  if (block.matches("section.answer"))
+    return ["answer", block.querySelector("h2").textContent, block.querySelector(".markdown").innerHTML];
+  if (block.matches("section.candidate"))
+    return ["candidate", block.dataset.candidate, block.querySelector("details.code pre").textContent];
+  return ["note", "", block.textContent];
+})"""
+
+
 def page_transcript(page) -> list[list[str]]:
-    return page.locator("#transcript").evaluate(
-        """transcript => Array.from(transcript.children).map((block) => {
-          if (block.matches("details.reasoning"))
-            return ["reasoning", block.querySelector("summary").textContent, block.querySelector("pre").textContent];
-          if (block.matches("section.answer"))
-            return ["answer", block.querySelector("h2").textContent, block.querySelector("pre").textContent];
-          if (block.matches("section.candidate"))
-            return ["candidate", block.dataset.candidate, block.querySelector("details pre").textContent];
-          return ["note", "", block.textContent];
-        })"""
-    )
+    """The transcript as the page shows it, once every delta it received is rendered."""
+    expect(page.locator("#transcript:not([data-pending])")).to_have_count(1)
+    return page.locator("html").evaluate(TRANSCRIPT_BLOCKS)
+
+
+def server_transcript(page) -> list[list[str]]:
+    """The same, from the page as the server renders it (what a reload shows before any script)."""
+    html = page.request.get(page.url).text()
+    return page.evaluate(f"html => ({TRANSCRIPT_BLOCKS})(new DOMParser().parseFromString(html, 'text/html'))", html)
 
 
 def stored_transcript(run: OptimizationRun) -> list[list[str]]:
-    """The stored events as the page shows them: consecutive deltas of one kind and round in one block."""
+    """The stored events as the page shows them, less their rendering: consecutive deltas of one kind
+    and round in one block."""
     blocks: list[list[str]] = []
     for event in RunEvent.objects.filter(run=run, kind__in=DISPLAYED).order_by("seq"):
         if event.kind in (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER):
             title = f"{event.kind.capitalize()}, round {event.round}"
             if blocks and blocks[-1][:2] == [event.kind, title]:
-                blocks[-1][2] += event.text
-            else:
-                blocks.append([event.kind, title, event.text])
+                continue
+            blocks.append([event.kind, title, ""])
         elif event.kind == RunEvent.Kind.CANDIDATE:
             blocks.append(["candidate", str(event.data["candidate"]), event.text])
         else:
@@ -124,7 +134,7 @@ def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, c
     screenshot(page, "demo")
     assert_fits_the_width(page)
     run = start_run(page)
-    reasoning = page.locator("details.reasoning pre")
+    reasoning = page.locator("details.reasoning .markdown")
     expect(reasoning).to_contain_text("builtin optimizer", timeout=FIRST_WORDS_S)
     screenshot(page, "run-live")
     expect(reasoning).to_contain_text("Operations as eager PyTorch runs them", timeout=FIRST_WORDS_S)
@@ -180,7 +190,7 @@ def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, c
 def test_a_reload_mid_run_resumes_the_stream_without_repeating_or_losing_events(page, court_server):
     type_module(page, court_server)
     run = start_run(page)
-    expect(page.locator("details.reasoning pre")).to_contain_text("builtin optimizer", timeout=FIRST_WORDS_S)
+    expect(page.locator("details.reasoning .markdown")).to_contain_text("builtin optimizer", timeout=FIRST_WORDS_S)
     run.refresh_from_db()
     assert not run.is_finished, "the run ended before the page could be reloaded mid-run"
     page.reload()
@@ -194,4 +204,7 @@ def test_a_reload_mid_run_resumes_the_stream_without_repeating_or_losing_events(
 
     stored = stored_transcript(run)
     assert [kind for kind, _, _ in stored] == ["reasoning", "answer", "candidate"]
-    assert page_transcript(page) == stored
+    shown = page_transcript(page)
+    assert [block[:2] for block in shown] == [block[:2] for block in stored]
+    assert shown[2][2].strip() == stored[2][2].strip()  # the highlighter drops blank lines at either end
+    assert shown == server_transcript(page)

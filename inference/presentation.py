@@ -1,0 +1,88 @@
+"""How a run is shown: its transcript as blocks of Markdown and highlighted candidates, its verdicts
+with their times, where it stands. The run page renders these on the server; `static/js/run.js`
+renders the same from the socket's events, and must agree with them (tests/e2e/test_run_page.py).
+"""
+
+import math
+
+from inference.markdown import render_markdown
+from kernels.models import Evaluation, OptimizationRun, RunEvent
+from kernels.presentation import highlighted_python
+
+MARKDOWN_KINDS = (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER)
+SHOWN_KINDS = (*MARKDOWN_KINDS, RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE, RunEvent.Kind.ERROR)
+# Baselines shown beside each verdict on the run page (the kernel page shows them all).
+BASELINES = (("eager", "eager"), ("compile", "torch.compile"))
+
+
+def with_highlighted_code(message: dict) -> dict:
+    """A transcript message as the socket sends it: a candidate carries its code highlighted."""
+    if message.get("kind") == RunEvent.Kind.CANDIDATE:
+        return {**message, "html": str(highlighted_python(message["text"]))}
+    return message
+
+
+def transcript_blocks(messages: list[dict], evaluations: dict[int, list[Evaluation]], *, waits: dict[int, str]) -> list[dict]:
+    """The stored transcript as the page shows it: one Markdown block per run of deltas of one kind
+    and round (however the store chunked them), each candidate with its code and verdicts, and
+    what each queued verdict waits for (`waits`, by evaluation)."""
+    blocks: list[dict] = []
+    for message in messages:
+        kind = message["kind"]
+        if kind not in SHOWN_KINDS:
+            continue
+        last = blocks[-1] if blocks else None
+        if kind in MARKDOWN_KINDS and last is not None and (last["kind"], last["round"]) == (kind, message["round"]):
+            last["text"] += message["text"]
+            continue
+        block = {**message}
+        if kind == RunEvent.Kind.CANDIDATE:
+            block["code"] = highlighted_python(message["text"])
+            found = evaluations.get(message["data"].get("candidate"), [])
+            block["verdicts"] = [verdict_row(e, waits.get(e.pk, "")) for e in found]
+        blocks.append(block)
+    for block in blocks:
+        if block["kind"] in MARKDOWN_KINDS:
+            block["html"] = render_markdown(block["text"])
+    return blocks
+
+
+def current_round(run: OptimizationRun, messages: list[dict]) -> int:
+    """The round the run is in (or ended in): its last status change says, as the live page reads it."""
+    statuses = [m for m in messages if m["kind"] == RunEvent.Kind.STATUS]
+    return statuses[-1]["round"] if statuses else run.rounds_completed
+
+
+def format_ms(value: float | None) -> str:
+    """Three significant figures, no exponent (run.js's formatMs is the same)."""
+    if value is None:
+        return ""
+    if value >= 100:
+        decimals = 0
+    elif value > 0:
+        decimals = min(6, 2 - math.floor(math.log10(value)))
+    else:
+        decimals = 0
+    return f"{value:.{decimals}f} ms"
+
+
+def format_speedup(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}x"
+
+
+def verdict_row(evaluation: Evaluation, wait: str = "") -> dict:
+    times = evaluation.times_ms()
+    return {
+        "evaluation": evaluation,
+        "status": evaluation.stage if evaluation.is_pending else evaluation.status,
+        "time": format_ms(times.get("candidate")) or "—",
+        "speedups": [
+            {
+                "baseline": label,
+                "speedup": format_speedup(getattr(evaluation, f"speedup_{name}")),
+                "time": format_ms(times.get(name)),
+            }
+            for name, label in BASELINES
+        ],
+        "wait": wait,
+    }
