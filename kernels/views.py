@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from kernels import leaderboard, selectors, services
@@ -106,6 +106,8 @@ def leaderboard_index(request):
 
 
 def leaderboard_arch(request, arch):
+    if not leaderboard.arch_exists(arch):
+        raise Http404(f"No kernel has been evaluated on {arch!r}.")
     rows = leaderboard.best_per_problem(arch)
     filters = selectors.LeaderboardFilters.from_query(request.GET)
     return render(

@@ -5,9 +5,10 @@ import json
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from evaluation.harness import HARNESS_VERSION
@@ -133,22 +134,38 @@ class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnly
         return Response(self.get_serializer(report).data)
 
 
-@extend_schema(responses=serializers.LeaderboardSerializer)
+ARCH = OpenApiParameter(
+    "arch",
+    str,
+    OpenApiParameter.PATH,
+    pattern=r"^[-a-zA-Z0-9_]+$",
+    description="An architecture some worker has evaluated on: h100, a100, l40, cpu, ...",
+)
+
+
+def board_of(arch: str) -> str:
+    if not leaderboard.arch_exists(arch):
+        known = ", ".join(leaderboard.leaderboard_archs()) or "none yet"
+        raise NotFound(f"No kernel has been evaluated on {arch!r}; architectures with a leaderboard: {known}.")
+    return arch
+
+
+@extend_schema(parameters=[ARCH], responses=serializers.LeaderboardSerializer)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def leaderboard_view(request, arch: str):
     """The best verified kernel per problem on one architecture, and the summary statistics."""
-    rows = leaderboard.best_per_problem(arch)
+    rows = leaderboard.best_per_problem(board_of(arch))
     data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": leaderboard.summary_table(arch, rows=rows), "rows": rows}
     return Response(serializers.LeaderboardSerializer(data).data)
 
 
-@extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
+@extend_schema(parameters=[ARCH], responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def leaderboard_export(request, arch: str):
     """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `measured`."""
-    lines = leaderboard.export_lines(arch, site_url=settings.SITE_URL)
+    lines = leaderboard.export_lines(board_of(arch), site_url=settings.SITE_URL)
     body = "".join(json.dumps(line) + "\n" for line in lines)
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kernel-court-{arch}.jsonl"'
