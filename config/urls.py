@@ -26,6 +26,9 @@ def redoc_policy(view):
     return csp_replace({"style-src": [SELF, UNSAFE_INLINE]})(view)
 
 
+# A path no route matches: JSON under /api/, the site's page elsewhere.
+handler404 = "kernels.api.views.not_found"
+
 admin.site.site_header = "Kernel Court administration"
 admin.site.site_title = "Kernel Court admin"
 

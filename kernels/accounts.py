@@ -5,6 +5,8 @@ from django.contrib.auth import login, views
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from drf_spectacular.utils import extend_schema
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 
 from kernels.rate_limits import Throttle, limit_posts
@@ -19,6 +21,15 @@ password_reset = limit_posts("accounts")(views.PasswordResetView.as_view())
 
 class TokenView(ObtainAuthToken):
     """POST a username and password for the API token."""
+
+    # As a form too: the README's curl example posts one. Wrong credentials answer 400, as an OAuth
+    # token endpoint answers a grant it refuses (RFC 6749, 5.2).
+    @extend_schema(
+        request={"application/json": AuthTokenSerializer, "application/x-www-form-urlencoded": AuthTokenSerializer},
+        responses=AuthTokenSerializer,
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
 
     def get_throttles(self):
         return [Throttle(scope) for scope in LOGIN_SCOPES]

@@ -3,8 +3,10 @@
 import json
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.views.defaults import page_not_found
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
@@ -14,9 +16,22 @@ from rest_framework.response import Response
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation, leaderboard, services
 from kernels.api import serializers
+from kernels.api.schema import ErrorSerializer
 from kernels.models import Candidate, Evaluation, HackReport, Problem
 from kernels.models.visibility import TAKEN_DOWN, can_view
 from kernels.rate_limits import ScopedWrites
+
+
+def created_or_found(serializer, found: str) -> dict:
+    """A create that answers 200 with what exists when the same thing was submitted before."""
+    return {201: serializer, 200: OpenApiResponse(serializer, description=found)}
+
+
+def not_found(request, exception):
+    """Django's 404 for a path no route matches: under /api/ it is JSON, as every API answer is."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "No such API route: /api/schema/ lists them, /api/docs/ shows them."}, status=404)
+    return page_not_found(request, exception)
 
 
 class IsStaff(permissions.BasePermission):
@@ -35,6 +50,7 @@ class ProblemViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyMod
     def get_queryset(self):
         return Problem.objects.visible_to(self.request.user).order_by("level", "task", "id")
 
+    @extend_schema(responses=created_or_found(serializers.ProblemSerializer, "This module was submitted before: its problem."))
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -55,6 +71,11 @@ class CandidateViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyM
     def get_queryset(self):
         return Candidate.objects.visible_to(self.request.user).select_related("problem").prefetch_related("claims", "evaluations")
 
+    @extend_schema(
+        responses=created_or_found(
+            serializers.CandidateSerializer, "This code was submitted for this problem before: its candidate."
+        )
+    )
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -63,7 +84,7 @@ class CandidateViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyM
         )
         return Response(self.get_serializer(candidate).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(request=serializers.CurationSerializer, responses=serializers.CandidateSerializer)
+    @extend_schema(request=serializers.CURATION_REQUEST, responses=serializers.CandidateSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsStaff])
     def curate(self, request, pk=None):
         """Staff: list, feature, hide, put under review or delist (with a public reason) a kernel."""
@@ -120,7 +141,17 @@ class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnly
             proof_code=data.get("proof_code", ""),
         )
 
-    @extend_schema(request=serializers.TriageSerializer, responses=serializers.HackReportSerializer)
+    @extend_schema(
+        request=serializers.TRIAGE_REQUEST,
+        responses={
+            200: serializers.HackReportSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="The report's state does not allow this decision now: already confirmed, its proof "
+                "still being checked, or a confirmation with no resolution here or on the report.",
+            ),
+        },
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsStaff])
     def triage(self, request, pk=None):
         """Staff: confirm (delists the kernel), reject, or mark a duplicate."""
@@ -129,8 +160,8 @@ class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnly
         serializer.is_valid(raise_exception=True)
         try:
             curation.triage_report(report=report, by=request.user, **serializer.validated_data)
-        except ValueError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        except curation.DecisionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(self.get_serializer(report).data)
 
 
@@ -160,7 +191,10 @@ def leaderboard_view(request, arch: str):
     return Response(serializers.LeaderboardSerializer(data).data)
 
 
-@extend_schema(parameters=[ARCH], responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
+@extend_schema(
+    parameters=[ARCH],
+    responses={(200, "application/jsonl"): OpenApiResponse(OpenApiTypes.STR, description="One JSON object per line")},
+)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def leaderboard_export(request, arch: str):
@@ -172,7 +206,9 @@ def leaderboard_export(request, arch: str):
     return response
 
 
-@extend_schema(responses={(200, "text/x-python"): OpenApiResponse(description="The kernel's code, byte for byte")})
+@extend_schema(
+    responses={(200, "text/x-python"): OpenApiResponse(OpenApiTypes.STR, description="The kernel's code, byte for byte")}
+)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def kernel_download(request, pk: int):
