@@ -8,7 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 from rest_framework.routers import DefaultRouter
 
 from inference.api import RunViewSet
-from kernels.accounts import TokenView, admin_login, login_page, password_reset, signup
+from kernels.accounts import TokenView, admin_login, login_page, my_reports, my_runs, password_reset, signup
 
 runs = DefaultRouter()
 runs.register("runs", RunViewSet, basename="run")
@@ -39,6 +39,8 @@ urlpatterns = [
     path("accounts/signup/", signup, name="signup"),
     path("accounts/login/", login_page, name="login"),
     path("accounts/password_reset/", password_reset, name="password_reset"),
+    path("accounts/runs/", my_runs, name="my_runs"),
+    path("accounts/reports/", my_reports, name="my_reports"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(runs.urls)),
     path("api/", include("kernels.api.urls")),

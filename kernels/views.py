@@ -35,6 +35,8 @@ def problem_detail(request, pk):
         "kernels/problem_detail.html",
         {
             "problem": problem,
+            # The demo starts from a problem it lists (its ?example=), with the module in its editor.
+            "optimizable": Problem.objects.listed().filter(pk=problem.pk).exists(),
             "reference": highlighted_python(problem.source),
             "candidates": selectors.listed_candidates_of(problem),
         },
