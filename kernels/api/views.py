@@ -8,10 +8,11 @@ from django.shortcuts import get_object_or_404
 from django.views.defaults import page_not_found
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from rest_framework import mixins, permissions, routers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation, leaderboard, services
@@ -34,6 +35,18 @@ def not_found(request, exception):
     return page_not_found(request, exception)
 
 
+class ApiRoot(routers.APIRootView):
+    """Kernel Court's API: its resources, and where its schema, documentation and tokens are. A
+    leaderboard is /api/leaderboard/<arch>/ (and its export.jsonl)."""
+
+    ELSEWHERE = {"token": "api-token", "schema": "api-schema", "docs": "api-docs"}
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        response.data.update({name: reverse(url_name, request=request) for name, url_name in self.ELSEWHERE.items()})
+        return response
+
+
 class IsStaff(permissions.BasePermission):
     def has_permission(self, request, view):
         return bool(request.user and request.user.is_staff)
@@ -43,7 +56,7 @@ class ProblemViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyMod
     """KernelBench and pasted problems. POST a module to add one (the same module twice is one problem)."""
 
     serializer_class = serializers.ProblemSerializer
-    filterset_fields = ["level", "origin", "degenerate"]
+    filterset_fields = ["level", "task", "origin", "degenerate"]
     ordering_fields = ["level", "task", "created_at"]
     throttle_scope = "submissions"
 

@@ -40,3 +40,8 @@ def test_an_unknown_api_route_answers_json(anonymous, client):
     response = anonymous.get("/api/nothing-here/")
     assert response.status_code == 404 and "/api/schema/" in response.json()["detail"]
     assert client.get("/nothing-here/")["Content-Type"].startswith("text/html")
+
+
+def test_the_api_root_lists_every_resource_and_the_schema(anonymous):
+    root = anonymous.get("/api/").json()
+    assert {"problems", "candidates", "evaluations", "reports", "runs", "token", "schema", "docs"} <= set(root)
