@@ -25,7 +25,8 @@ from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candi
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 CHECKS = "all"
-# Examples per operation, for each of the three callers.
+# Examples per operation, for each of the three callers: about 1,150 requests each, most of them the
+# coverage phase's, which fewer examples hardly shorten.
 MAX_EXAMPLES = 15
 # Bodies whose validity the schema cannot say in full: a module is any string to it, but only Python
 # defining the right class is accepted; an id must name something that exists (and is public); the
