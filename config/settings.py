@@ -369,12 +369,12 @@ REST_FRAMEWORK = {
     # (0), the connection's peer address, so a client cannot choose the address it is counted as.
     "NUM_PROXIES": TRUSTED_PROXIES,
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "kernels.api.filters.FilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "kernels.api.pagination.Pages",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "kernels.api.schema.CourtAutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kernel Court API",
@@ -386,6 +386,9 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The API takes JSON (DRF's browsable pages also post forms, which the schema leaves out);
+    # /api/token/ documents the form encoding beside it (kernels.accounts.TokenView).
+    "PARSER_WHITELIST": ["rest_framework.parsers.JSONParser"],
 }
 
 # Throttling counts requests in the cache: Redis when there is one, so all web processes share it.

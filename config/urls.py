@@ -5,13 +5,13 @@ from csp.decorators import csp_replace, csp_update
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
-from rest_framework.routers import DefaultRouter
 
 from inference.api import RunViewSet
-from kernels.accounts import TokenView, admin_login, login_page, password_reset, signup
+from kernels.accounts import TokenView, admin_login, login_page, my_reports, my_runs, password_reset, signup
+from kernels.api.urls import router as api
 
-runs = DefaultRouter()
-runs.register("runs", RunViewSet, basename="run")
+# One router for the API, so that /api/ lists every resource (it listed only the runs).
+api.register("runs", RunViewSet, basename="run")
 
 # The API's documentation pages run Swagger UI and Redoc as they ship, each under a policy widened by
 # what it needs. Swagger UI's stylesheet draws its icons from data: URLs. Redoc adds <style> elements
@@ -26,6 +26,9 @@ def redoc_policy(view):
     return csp_replace({"style-src": [SELF, UNSAFE_INLINE]})(view)
 
 
+# A path no route matches: JSON under /api/, the site's page elsewhere.
+handler404 = "kernels.api.views.not_found"
+
 admin.site.site_header = "Kernel Court administration"
 admin.site.site_title = "Kernel Court admin"
 
@@ -36,8 +39,10 @@ urlpatterns = [
     path("accounts/signup/", signup, name="signup"),
     path("accounts/login/", login_page, name="login"),
     path("accounts/password_reset/", password_reset, name="password_reset"),
+    path("accounts/runs/", my_runs, name="my_runs"),
+    path("accounts/reports/", my_reports, name="my_reports"),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("api/", include(runs.urls)),
+    path("api/", include(api.urls)),
     path("api/", include("kernels.api.urls")),
     path("api/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -6,13 +6,22 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from inference import services
+from inference.backends import available_backends
+from kernels.api.serializers import JsonTypes
 from kernels.models import OptimizationRun, Problem
 from kernels.rate_limits import ScopedWrites
 
 
-class RunSerializer(serializers.ModelSerializer):
+class RunSerializer(JsonTypes, serializers.ModelSerializer):
     problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.public())
     max_rounds = serializers.IntegerField(min_value=1, max_value=20, default=2)
+    backend = serializers.ChoiceField(choices=[], default="builtin", help_text="The model that proposes the kernels.")
+    target_speedup = serializers.FloatField(
+        min_value=0.01,
+        required=False,
+        allow_null=True,
+        help_text="Stop once a kernel is verified at this speedup over eager or more, e.g. 1.5.",
+    )
     url = serializers.CharField(source="get_absolute_url", read_only=True)
     stream = serializers.SerializerMethodField()
     candidates = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
@@ -38,6 +47,10 @@ class RunSerializer(serializers.ModelSerializer):
             "candidates",
         ]
         read_only_fields = ["status", "rounds_completed", "prompt_template", "error", "created_at", "started_at", "finished_at"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["backend"].choices = available_backends()
 
     def get_stream(self, run) -> str:
         return f"/ws/runs/{run.pk}/"

@@ -2,8 +2,9 @@
 
 import json
 
+from django import forms
 from django.contrib import admin, messages
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation
@@ -19,6 +20,7 @@ from kernels.models import (
     ProofCheck,
     RunEvent,
 )
+from kernels.presentation import highlighted_python
 from kernels.selectors import outdated_kernels
 
 
@@ -217,39 +219,133 @@ class OptimizationRunAdmin(admin.ModelAdmin):
     readonly_fields = ["error_detail", "created_at", "started_at", "finished_at"]
 
 
+class HackReportForm(forms.ModelForm):
+    """A change of status is staff's decision: refused, with the reason, where curation refuses it (a
+    proof still being checked, a confirmation without a public resolution...)."""
+
+    class Meta:
+        model = HackReport
+        fields = "__all__"
+
+    def clean(self):
+        cleaned = super().clean()
+        # Until _post_clean, the instance holds the report as stored.
+        if self.instance.pk and "status" in self.changed_data:
+            refusal = curation.decision_refusal(
+                report=self.instance,
+                status=cleaned.get("status"),
+                resolution=cleaned.get("resolution") or "",
+                duplicate_of=cleaned.get("duplicate_of"),
+            )
+            if refusal:
+                raise forms.ValidationError(refusal)
+        return cleaned
+
+
 @admin.register(HackReport)
 class HackReportAdmin(admin.ModelAdmin):
-    list_display = ["id", "candidate", "category", "summary", "status", "reporter", "created_at", "triaged_by"]
+    form = HackReportForm
+    list_display = ["id", "candidate", "category", "summary", "status", "proof", "reporter", "created_at", "triaged_by"]
     list_filter = ["status", "category"]
     search_fields = ["text", "resolution"]
     raw_id_fields = ["candidate", "evaluation", "reporter", "duplicate_of", "triaged_by"]
-    readonly_fields = ["created_at", "triaged_by", "triaged_at"]
+    readonly_fields = ["kernel_code", "kernel_flags", "proof_checks_shown", "created_at", "triaged_by", "triaged_at"]
+    fieldsets = [
+        ("The report", {"fields": ["candidate", "evaluation", "reporter", "category", "text", "proof_code", "created_at"]}),
+        ("The kernel", {"fields": ["kernel_code", "kernel_flags"]}),
+        ("Its proof, checked against the kernel", {"fields": ["proof_checks_shown"]}),
+        ("Decision", {"fields": ["status", "resolution", "duplicate_of", "triaged_by", "triaged_at"]}),
+    ]
     actions = ["confirm_and_delist", "reject"]
+
+    class Media:
+        css = {"all": ["css/admin.css", "css/highlight.css"]}
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("candidate__problem").prefetch_related("proof_checks")
 
     @admin.display(description="Report")
     def summary(self, obj):
         return obj.text if len(obj.text) <= 100 else obj.text[:99] + "…"
+
+    @admin.display(description="Proof check")
+    def proof(self, obj):
+        checks = obj.proof_checks.all()
+        return ", ".join(f"{check.arch}: {check.get_status_display()}" for check in checks) or "—"
+
+    @admin.display(description="Code")
+    def kernel_code(self, obj):
+        return format_html('<div class="kernel-code">{}</div>', highlighted_python(obj.candidate.code))
+
+    @admin.display(description="Verdicts and flags")
+    def kernel_flags(self, obj):
+        evaluations = obj.candidate.evaluations.order_by("arch", "-created_at")
+        return (
+            format_html_join(
+                "",
+                "<p>{} · harness {} · {}{}: {}</p>",
+                (
+                    (
+                        e.arch,
+                        e.harness_version,
+                        e.get_status_display(),
+                        f" at {e.speedup_eager:.2f}x" if e.speedup_eager is not None else "",
+                        ", ".join(e.flags) if e.flags else "no flags",
+                    )
+                    for e in evaluations
+                ),
+            )
+            or "Not evaluated yet."
+        )
+
+    @admin.display(description="Checks")
+    def proof_checks_shown(self, obj):
+        checks = obj.proof_checks.all()
+        if not checks:
+            return "No proof was given, or no architecture has verified the kernel to check it on."
+        shown = format_html_join(
+            "",
+            "<p>{}: <strong>{}</strong>{}</p>",
+            ((check.arch, check.get_status_display(), f". {check.reason}" if check.reason else "") for check in checks),
+        )
+        if pending := curation.pending_proof_checks(obj):
+            note = f"Still being checked on {', '.join(pending)}: no decision can be taken until its verdict is in."
+            return format_html('{}<p class="pending-proof">{}</p>', shown, note)
+        return shown
+
+    def save_model(self, request, obj, form, change):
+        """A new status goes through curation.triage_report (audit log, delisting); the other fields are
+        saved first, with the status as stored."""
+        if not (change and "status" in form.changed_data):
+            return super().save_model(request, obj, form, change)
+        status, resolution, duplicate_of = obj.status, obj.resolution, obj.duplicate_of
+        stored = HackReport.objects.get(pk=obj.pk)
+        obj.status, obj.duplicate_of = stored.status, stored.duplicate_of
+        super().save_model(request, obj, form, change)
+        curation.triage_report(report=obj, status=status, by=request.user, resolution=resolution, duplicate_of=duplicate_of)
+
+    def _triage(self, request, queryset, status: str) -> int:
+        decided = 0
+        for report in queryset:
+            try:
+                curation.triage_report(report=report, status=status, by=request.user)
+                decided += 1
+            except curation.DecisionRefused as exc:
+                self.message_user(request, f"{report}: {exc}", messages.ERROR)
+        return decided
 
     @admin.action(
         description="Confirm: delist the kernel, with the resolution written on the report as the public reason",
         permissions=["change"],
     )
     def confirm_and_delist(self, request, queryset):
-        confirmed = 0
-        for report in queryset:
-            try:
-                curation.triage_report(report=report, status=HackReport.Status.CONFIRMED, by=request.user)
-                confirmed += 1
-            except ValueError as exc:
-                self.message_user(request, f"{report}: {exc}", messages.ERROR)
-        if confirmed:
+        if confirmed := self._triage(request, queryset, HackReport.Status.CONFIRMED):
             self.message_user(request, f"{confirmed} reports confirmed and their kernels delisted.", messages.SUCCESS)
 
     @admin.action(description="Reject selected reports", permissions=["change"])
     def reject(self, request, queryset):
-        for report in queryset:
-            curation.triage_report(report=report, status=HackReport.Status.REJECTED, by=request.user)
-        self.message_user(request, f"{queryset.count()} reports rejected.", messages.SUCCESS)
+        if rejected := self._triage(request, queryset, HackReport.Status.REJECTED):
+            self.message_user(request, f"{rejected} reports rejected.", messages.SUCCESS)
 
 
 @admin.register(ProofCheck)

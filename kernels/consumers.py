@@ -11,8 +11,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.contrib.auth.models import AnonymousUser
 
+from kernels import leaderboard
 from kernels.live.events import candidate_group, leaderboard_group
-from kernels.models import Candidate, Evaluation
+from kernels.models import Candidate
 
 # The close code of a handshake refused because what the socket would follow does not exist.
 NOT_FOUND = 4404
@@ -75,8 +76,7 @@ class CandidateEventsConsumer(EventsConsumer):
 
 class LeaderboardEventsConsumer(EventsConsumer):
     def may_listen(self, user) -> bool:
-        """An architecture some worker has evaluated on: its board may be empty, but it is coming."""
-        return Evaluation.objects.filter(arch=self.scope["url_route"]["kwargs"]["arch"]).exists()
+        return leaderboard.arch_exists(self.scope["url_route"]["kwargs"]["arch"])
 
     def group_name(self) -> str:
         return leaderboard_group(self.scope["url_route"]["kwargs"]["arch"])

@@ -12,7 +12,7 @@ from django.utils import timezone
 from evaluation.harness import HARNESS_VERSION
 from kernels.live.broadcast import group_send
 from kernels.live.events import candidate_group, run_group
-from kernels.models import AuditEntry, Candidate, Curation, HackReport, OptimizationRun, Problem
+from kernels.models import AuditEntry, Candidate, Curation, HackReport, OptimizationRun, Problem, ProofCheck
 from kernels.selectors import outdated_kernels
 from kernels.signals import proof_check_requested, reverification_requested
 
@@ -104,24 +104,47 @@ def request_outdated_reverification(*, candidates, by) -> list[Candidate]:
     return kernels
 
 
+class DecisionRefused(ValueError):
+    """A decision the report's state does not allow now; the message says why and what to do."""
+
+
+def pending_proof_checks(report: HackReport) -> list[str]:
+    """The architectures where the report's proof is still queued or running."""
+    return sorted(report.proof_checks.filter(status=ProofCheck.Status.QUEUED).values_list("arch", flat=True))
+
+
+def decision_refusal(*, report: HackReport, status: str, resolution: str = "", duplicate_of=None) -> str:
+    """Why staff may not decide `status` on `report` now, or "" when they may: the one rule the admin's
+    form and actions and the API's triage keep."""
+    if status not in (HackReport.Status.CONFIRMED, HackReport.Status.REJECTED, HackReport.Status.DUPLICATE):
+        return "A report is confirmed, rejected or marked duplicate."
+    if status == HackReport.Status.DUPLICATE and duplicate_of is None:
+        return "Name the report this one duplicates."
+    if pending := pending_proof_checks(report):
+        return (
+            f"The report's proof is still being checked on {', '.join(pending)}: decide once the check has its "
+            "verdict (shown with the report), so that the decision weighs it."
+        )
+    if status == HackReport.Status.CONFIRMED:
+        if report.status == HackReport.Status.CONFIRMED:
+            return f"Report {report.pk} is already confirmed: its kernel was delisted then."
+        if not (resolution.strip() or report.resolution):
+            return (
+                "A confirmation needs a resolution of its own: it is shown publicly as the reason the kernel "
+                "is delisted, and the reporter's text stays private."
+            )
+    return ""
+
+
 @transaction.atomic
 def triage_report(*, report: HackReport, status: str, by, resolution: str = "", duplicate_of=None) -> HackReport:
     """Staff's decision on a report. A confirmed hack delists the kernel with staff's resolution as
     the public reason (given here, or written on the report in the admin), never the reporter's
-    text, which stays between them and staff. A report is confirmed once, and a kernel delisted once."""
-    if status not in (HackReport.Status.CONFIRMED, HackReport.Status.REJECTED, HackReport.Status.DUPLICATE):
-        raise ValueError("A report is confirmed, rejected or marked duplicate.")
-    if status == HackReport.Status.DUPLICATE and duplicate_of is None:
-        raise ValueError("Name the report this one duplicates.")
+    text, which stays between them and staff. A report is confirmed once, and a kernel delisted once;
+    nothing is decided while the report's proof is still being checked."""
+    if refusal := decision_refusal(report=report, status=status, resolution=resolution, duplicate_of=duplicate_of):
+        raise DecisionRefused(refusal)
     resolution = resolution.strip() or report.resolution
-    if status == HackReport.Status.CONFIRMED:
-        if report.status == HackReport.Status.CONFIRMED:
-            raise ValueError(f"Report {report.pk} is already confirmed: its kernel was delisted then.")
-        if not resolution:
-            raise ValueError(
-                "A confirmation needs a resolution of its own: it is shown publicly as the reason the kernel "
-                "is delisted, and the reporter's text stays private."
-            )
     report.status = status
     report.resolution = resolution
     report.duplicate_of = duplicate_of if status == HackReport.Status.DUPLICATE else None

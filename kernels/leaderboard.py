@@ -107,6 +107,12 @@ def summary_table(arch: str, *, rows: list[Evaluation] | None = None) -> list[Su
     return table
 
 
+def arch_exists(arch: str) -> bool:
+    """An architecture some worker has evaluated on: its board may be empty, but it is coming. Any
+    other name has no board (pages, API, export and socket answer 404)."""
+    return Evaluation.objects.filter(arch=arch).exists()
+
+
 def leaderboard_archs() -> list[str]:
     """Architectures with something to show: a delisted or hidden kernel opens no tab."""
     return sorted(set(leaderboard_evaluations().values_list("arch", flat=True)))

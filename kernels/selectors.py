@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Count, QuerySet
 
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Candidate, Evaluation, OptimizationRun, Problem, RunEvent
+from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, Problem, RunEvent
 from kernels.models.visibility import current_verified_q, listed_candidate_q
 
 
@@ -51,6 +51,26 @@ def run_with_candidates(run_id: int, *, user) -> OptimizationRun:
     """The run, if `user` may see it (OptimizationRun.DoesNotExist if not)."""
     runs = OptimizationRun.objects.visible_to(user)
     return runs.select_related("problem").prefetch_related("candidates__evaluations").get(pk=run_id)
+
+
+def runs_of(user) -> QuerySet[OptimizationRun]:
+    """The runs `user` started that they may still open, newest first ("My runs")."""
+    return OptimizationRun.objects.visible_to(user).filter(requester=user).select_related("problem").order_by("-created_at")
+
+
+def reports_of(user) -> list[HackReport]:
+    """The hack reports `user` filed, newest first ("My reports"), each saying whether its kernel is
+    still shown (`kernel_shown`): a hidden kernel is named by its number only."""
+    reports = list(
+        HackReport.objects.filter(reporter=user)
+        .select_related("candidate")
+        .prefetch_related("proof_checks")
+        .order_by("-created_at")
+    )
+    shown = set(Candidate.objects.visible_to(user).filter(pk__in={r.candidate_id for r in reports}).values_list("pk", flat=True))
+    for report in reports:
+        report.kernel_shown = report.candidate_id in shown
+    return reports
 
 
 def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:

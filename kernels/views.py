@@ -2,7 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
 from kernels import leaderboard, selectors, services
@@ -35,6 +35,8 @@ def problem_detail(request, pk):
         "kernels/problem_detail.html",
         {
             "problem": problem,
+            # The demo starts from a problem it lists (its ?example=), with the module in its editor.
+            "optimizable": Problem.objects.listed().filter(pk=problem.pk).exists(),
             "reference": highlighted_python(problem.source),
             "candidates": selectors.listed_candidates_of(problem),
         },
@@ -106,6 +108,8 @@ def leaderboard_index(request):
 
 
 def leaderboard_arch(request, arch):
+    if not leaderboard.arch_exists(arch):
+        raise Http404(f"No kernel has been evaluated on {arch!r}.")
     rows = leaderboard.best_per_problem(arch)
     filters = selectors.LeaderboardFilters.from_query(request.GET)
     return render(

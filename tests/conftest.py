@@ -174,8 +174,9 @@ def sandboxed_harness():
     optimizer's inspection of a problem, or the harness's CLI in a process of its own."""
 
 
-# A test that starts the site in processes of its own (schemathesis, the fault tests): marked `server`.
-SERVER_FIXTURES = frozenset({"api_server", "court_platform"})
+# A test that starts the site in processes of its own (schemathesis, the fault tests, the README's
+# examples): marked `server`.
+SERVER_FIXTURES = frozenset({"api_server", "court_platform", "readme_site"})
 
 
 def pytest_collection_modifyitems(items):

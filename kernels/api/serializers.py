@@ -1,10 +1,45 @@
 """API representations of problems, candidates, evaluations, reports and the leaderboard."""
 
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from kernels.models import Candidate, Claim, Evaluation, HackReport, Problem
+from kernels.models import Candidate, Claim, Curation, Evaluation, HackReport, Problem
 from kernels.models.internal_details import env_for, verdict_for
 from kernels.validation import SourceError, validate_candidate, validate_problem, validate_proof_inputs
+
+
+def json_type_refusal(field, value) -> str:
+    """What `field` takes, when `value` is not of that JSON type ("" when it is, or is null: the
+    field's allow_null decides that)."""
+    if value is None:
+        return ""
+    if isinstance(field, (serializers.CharField, serializers.ChoiceField)) and not isinstance(value, str):
+        return "a string"
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(field, (serializers.IntegerField, serializers.PrimaryKeyRelatedField)) and not whole:
+        return "a whole number"
+    if isinstance(field, serializers.FloatField) and not (whole or isinstance(value, float)):
+        return "a number"
+    if isinstance(field, serializers.BooleanField) and not isinstance(value, bool):
+        return "true or false"
+    return ""
+
+
+class JsonTypes:
+    """A JSON body's fields must be of the JSON types the schema gives them: DRF would turn 0 into
+    "0" and "5" into 5, so a client sending the wrong type would never learn it. Form data, whose
+    values are all strings, is converted as DRF does (the browsable API posts forms)."""
+
+    def to_internal_value(self, data):
+        if type(data) is dict:
+            refused = {
+                name: [f"Must be {what}, not {type(data[name]).__name__}."]
+                for name, field in self.fields.items()
+                if name in data and not field.read_only and (what := json_type_refusal(field, data[name]))
+            }
+            if refused:
+                raise serializers.ValidationError(refused)
+        return super().to_internal_value(data)
 
 
 def _validated(validate, value: str) -> str:
@@ -15,7 +50,7 @@ def _validated(validate, value: str) -> str:
     return value
 
 
-class ProblemSerializer(serializers.ModelSerializer):
+class ProblemSerializer(JsonTypes, serializers.ModelSerializer):
     label = serializers.CharField(read_only=True)
     url = serializers.CharField(source="get_absolute_url", read_only=True)
 
@@ -93,7 +128,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
         return data
 
 
-class CandidateSerializer(serializers.ModelSerializer):
+class CandidateSerializer(JsonTypes, serializers.ModelSerializer):
     problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.public())
     claims = ClaimSerializer(many=True, read_only=True)
     evaluations = EvaluationSerializer(many=True, read_only=True)
@@ -139,7 +174,7 @@ class CandidateSerializer(serializers.ModelSerializer):
         return _validated(validate_candidate, value)
 
 
-class HackReportSerializer(serializers.ModelSerializer):
+class HackReportSerializer(JsonTypes, serializers.ModelSerializer):
     kernel = serializers.PrimaryKeyRelatedField(source="candidate", queryset=Candidate.objects.public())
     proof_checks = serializers.SerializerMethodField()
 
@@ -166,20 +201,74 @@ class HackReportSerializer(serializers.ModelSerializer):
         return _validated(validate_proof_inputs, value) if value.strip() else value
 
 
-class TriageSerializer(serializers.Serializer):
+class TriageSerializer(JsonTypes, serializers.Serializer):
     status = serializers.ChoiceField(choices=["confirmed", "rejected", "duplicate"])
     resolution = serializers.CharField(
         required=False,
         allow_blank=True,
         default="",
-        help_text="Staff's own words; a confirmation needs one: it is the public reason the kernel is delisted.",
+        help_text="Staff's own words; a confirmation needs one (here or already on the report): it is the public "
+        "reason the kernel is delisted.",
     )
     duplicate_of = serializers.PrimaryKeyRelatedField(queryset=HackReport.objects.all(), required=False, allow_null=True)
 
+    def validate(self, data):
+        if data["status"] == "duplicate" and data.get("duplicate_of") is None:
+            raise serializers.ValidationError({"duplicate_of": ["Name the report this one duplicates."]})
+        return data
 
-class CurationSerializer(serializers.Serializer):
-    state = serializers.ChoiceField(choices=["listed", "featured", "hidden", "under_review", "delisted"])
+
+class CurationSerializer(JsonTypes, serializers.Serializer):
+    state = serializers.ChoiceField(choices=Curation.values)
     reason = serializers.CharField(required=False, allow_blank=True, default="")
+
+    def validate(self, data):
+        if data["state"] == Curation.DELISTED and not data["reason"]:
+            raise serializers.ValidationError(
+                {"reason": ["Delisting shows its reason publicly: give the confirmed hack as the reason."]}
+            )
+        return data
+
+
+# The request bodies above as the schema gives them: the rules their validate() adds, as variants.
+class DecisionSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["confirmed", "rejected"])
+    resolution = serializers.CharField(
+        required=False, allow_blank=True, help_text="A confirmation needs one, here or already on the report."
+    )
+
+
+class DuplicateSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["duplicate"])
+    duplicate_of = serializers.IntegerField(help_text="The report this one repeats.")
+    resolution = serializers.CharField(required=False, allow_blank=True)
+
+
+TRIAGE_REQUEST = PolymorphicProxySerializer(
+    component_name="Triage",
+    serializers={"confirmed": DecisionSerializer, "rejected": DecisionSerializer, "duplicate": DuplicateSerializer},
+    resource_type_field_name="status",
+)
+
+
+KEPT = [state for state in Curation.values if state != Curation.DELISTED]
+
+
+class KeepingSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=KEPT)
+    reason = serializers.CharField(required=False, allow_blank=True, help_text="Shown beside the kernel.")
+
+
+class DelistingSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=[Curation.DELISTED.value])
+    reason = serializers.RegexField(r"\S", help_text="The confirmed hack: shown publicly as why the kernel left the board.")
+
+
+CURATION_REQUEST = PolymorphicProxySerializer(
+    component_name="Curation",
+    serializers=dict.fromkeys(KEPT, KeepingSerializer) | {Curation.DELISTED.value: DelistingSerializer},
+    resource_type_field_name="state",
+)
 
 
 class LeaderboardRowSerializer(serializers.Serializer):

@@ -3,7 +3,9 @@ from rest_framework.routers import DefaultRouter
 
 from kernels.api import views
 
+# The API's one router (config/urls.py registers the runs on it too), so that its root lists them all.
 router = DefaultRouter()
+router.APIRootView = views.ApiRoot
 router.register("problems", views.ProblemViewSet, basename="problem")
 router.register("candidates", views.CandidateViewSet, basename="candidate")
 router.register("evaluations", views.EvaluationViewSet, basename="evaluation")
@@ -13,5 +15,4 @@ urlpatterns = [
     path("leaderboard/<slug:arch>/", views.leaderboard_view, name="api-leaderboard"),
     path("leaderboard/<slug:arch>/export.jsonl", views.leaderboard_export, name="api-leaderboard-export"),
     path("kernels/<int:pk>/download", views.kernel_download, name="api-kernel-download"),
-    *router.urls,
 ]

@@ -3,19 +3,48 @@
 import json
 
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from django.views.defaults import page_not_found
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, permissions, routers, status, viewsets
 from rest_framework.decorators import action, api_view, permission_classes
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from evaluation.harness import HARNESS_VERSION
 from kernels import curation, leaderboard, services
 from kernels.api import serializers
+from kernels.api.schema import ErrorSerializer
 from kernels.models import Candidate, Evaluation, HackReport, Problem
 from kernels.models.visibility import TAKEN_DOWN, can_view
 from kernels.rate_limits import ScopedWrites
+
+
+def created_or_found(serializer, found: str) -> dict:
+    """A create that answers 200 with what exists when the same thing was submitted before."""
+    return {201: serializer, 200: OpenApiResponse(serializer, description=found)}
+
+
+def not_found(request, exception):
+    """Django's 404 for a path no route matches: under /api/ it is JSON, as every API answer is."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "No such API route: /api/schema/ lists them, /api/docs/ shows them."}, status=404)
+    return page_not_found(request, exception)
+
+
+class ApiRoot(routers.APIRootView):
+    """Kernel Court's API: its resources, and where its schema, documentation and tokens are. A
+    leaderboard is /api/leaderboard/<arch>/ (and its export.jsonl)."""
+
+    ELSEWHERE = {"token": "api-token", "schema": "api-schema", "docs": "api-docs"}
+
+    def get(self, request, *args, **kwargs):
+        response = super().get(request, *args, **kwargs)
+        response.data.update({name: reverse(url_name, request=request) for name, url_name in self.ELSEWHERE.items()})
+        return response
 
 
 class IsStaff(permissions.BasePermission):
@@ -27,13 +56,14 @@ class ProblemViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyMod
     """KernelBench and pasted problems. POST a module to add one (the same module twice is one problem)."""
 
     serializer_class = serializers.ProblemSerializer
-    filterset_fields = ["level", "origin", "degenerate"]
+    filterset_fields = ["level", "task", "origin", "degenerate"]
     ordering_fields = ["level", "task", "created_at"]
     throttle_scope = "submissions"
 
     def get_queryset(self):
         return Problem.objects.visible_to(self.request.user).order_by("level", "task", "id")
 
+    @extend_schema(responses=created_or_found(serializers.ProblemSerializer, "This module was submitted before: its problem."))
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -54,6 +84,11 @@ class CandidateViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyM
     def get_queryset(self):
         return Candidate.objects.visible_to(self.request.user).select_related("problem").prefetch_related("claims", "evaluations")
 
+    @extend_schema(
+        responses=created_or_found(
+            serializers.CandidateSerializer, "This code was submitted for this problem before: its candidate."
+        )
+    )
     def create(self, request, *args, **kwargs):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -62,7 +97,7 @@ class CandidateViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyM
         )
         return Response(self.get_serializer(candidate).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
-    @extend_schema(request=serializers.CurationSerializer, responses=serializers.CandidateSerializer)
+    @extend_schema(request=serializers.CURATION_REQUEST, responses=serializers.CandidateSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsStaff])
     def curate(self, request, pk=None):
         """Staff: list, feature, hide, put under review or delist (with a public reason) a kernel."""
@@ -119,7 +154,17 @@ class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnly
             proof_code=data.get("proof_code", ""),
         )
 
-    @extend_schema(request=serializers.TriageSerializer, responses=serializers.HackReportSerializer)
+    @extend_schema(
+        request=serializers.TRIAGE_REQUEST,
+        responses={
+            200: serializers.HackReportSerializer,
+            409: OpenApiResponse(
+                ErrorSerializer,
+                description="The report's state does not allow this decision now: already confirmed, its proof "
+                "still being checked, or a confirmation with no resolution here or on the report.",
+            ),
+        },
+    )
     @action(detail=True, methods=["post"], permission_classes=[IsStaff])
     def triage(self, request, pk=None):
         """Staff: confirm (delists the kernel), reject, or mark a duplicate."""
@@ -128,34 +173,55 @@ class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnly
         serializer.is_valid(raise_exception=True)
         try:
             curation.triage_report(report=report, by=request.user, **serializer.validated_data)
-        except ValueError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        except curation.DecisionRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(self.get_serializer(report).data)
 
 
-@extend_schema(responses=serializers.LeaderboardSerializer)
+ARCH = OpenApiParameter(
+    "arch",
+    str,
+    OpenApiParameter.PATH,
+    pattern=r"^[-a-zA-Z0-9_]+$",
+    description="An architecture some worker has evaluated on: h100, a100, l40, cpu, ...",
+)
+
+
+def board_of(arch: str) -> str:
+    if not leaderboard.arch_exists(arch):
+        known = ", ".join(leaderboard.leaderboard_archs()) or "none yet"
+        raise NotFound(f"No kernel has been evaluated on {arch!r}; architectures with a leaderboard: {known}.")
+    return arch
+
+
+@extend_schema(parameters=[ARCH], responses=serializers.LeaderboardSerializer)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def leaderboard_view(request, arch: str):
     """The best verified kernel per problem on one architecture, and the summary statistics."""
-    rows = leaderboard.best_per_problem(arch)
+    rows = leaderboard.best_per_problem(board_of(arch))
     data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": leaderboard.summary_table(arch, rows=rows), "rows": rows}
     return Response(serializers.LeaderboardSerializer(data).data)
 
 
-@extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
+@extend_schema(
+    parameters=[ARCH],
+    responses={(200, "application/jsonl"): OpenApiResponse(OpenApiTypes.STR, description="One JSON object per line")},
+)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def leaderboard_export(request, arch: str):
     """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `measured`."""
-    lines = leaderboard.export_lines(arch, site_url=settings.SITE_URL)
+    lines = leaderboard.export_lines(board_of(arch), site_url=settings.SITE_URL)
     body = "".join(json.dumps(line) + "\n" for line in lines)
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kernel-court-{arch}.jsonl"'
     return response
 
 
-@extend_schema(responses={(200, "text/x-python"): OpenApiResponse(description="The kernel's code, byte for byte")})
+@extend_schema(
+    responses={(200, "text/x-python"): OpenApiResponse(OpenApiTypes.STR, description="The kernel's code, byte for byte")}
+)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def kernel_download(request, pk: int):

@@ -26,7 +26,7 @@ def test_curating_through_the_api_records_the_curator_and_the_reason(staff_api):
 def test_a_refused_curation_records_nothing(staff_api):
     kernel = make_candidate()
     response = staff_api.post(f"/api/candidates/{kernel.pk}/curate/", {"state": "delisted"}, format="json")
-    assert response.status_code == 400 and "reason" in response.json()["detail"]
+    assert response.status_code == 400 and "give the confirmed hack as the reason" in response.json()["reason"][0]
     assert entries() == []
 
 

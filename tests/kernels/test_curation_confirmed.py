@@ -113,7 +113,7 @@ def triage(staff_api, report, **decision):
 def test_a_confirmation_needs_a_public_reason_of_its_own(staff_api, board):
     report = HackReport.objects.create(candidate=board["hacked"], category="caching", text="my notes, for staff")
     response = triage(staff_api, report, status="confirmed")
-    assert response.status_code == 400 and "needs a resolution of its own" in response.json()["detail"]
+    assert response.status_code == 409 and "needs a resolution of its own" in response.json()["detail"]
     board["hacked"].refresh_from_db()
     assert (board["hacked"].curation, board["hacked"].curation_reason) == ("listed", "")
 
@@ -122,7 +122,7 @@ def test_confirming_twice_delists_once(staff_api, board):
     hacked = board["hacked"]
     report = confirm(staff_api, hacked)
     again = triage(staff_api, report, status="confirmed", resolution="Other words.")
-    assert again.status_code == 400 and "already confirmed" in again.json()["detail"]
+    assert again.status_code == 409 and "already confirmed" in again.json()["detail"]
     second = HackReport.objects.create(candidate=hacked, category="caching", text="it caches")
     assert triage(staff_api, second, status="confirmed", resolution="Also caches.").status_code == 200
     hacked.refresh_from_db()
