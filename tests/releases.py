@@ -111,5 +111,7 @@ def rewritten(source: Path, out: Path, *, harness_version: str | None = None, na
         entries.append(line)
     if harness_version:
         header["harness"] = {**header["harness"], "version": harness_version}
+    stamps = [entry["measured_at"] for entry in entries]
+    header["measured"] = {"from": min(stamps), "to": max(stamps)}
     release.write(out, header, entries)
     return out
