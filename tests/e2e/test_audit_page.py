@@ -45,3 +45,11 @@ def test_the_audit_leads_from_a_figure_to_the_kernel_that_proves_it(imported, pa
     assert page.get_by_text("Imported from the release cpu-test, not run by a worker here", exact=False).is_visible()
     assert page.get_by_role("heading", name="Published claims (not our measurements)").is_visible()
     assert_fits_the_width(page)
+
+
+def test_the_leaderboard_names_the_release_a_kernel_was_measured_in(imported, page, court_server):
+    page.goto(f"{court_server}/leaderboard/")
+    page.wait_for_url("**/leaderboard/cpu/")
+    assert page.locator("table.rows").get_by_text("cuda-l1 · release cpu-test").first.is_visible()
+    assert_fits_the_width(page)
+    screenshot(page, "leaderboard-release")

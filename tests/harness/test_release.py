@@ -14,6 +14,7 @@ import pytest
 
 from evaluation.harness import release
 from evaluation.harness.verdict import HARNESS_VERSION
+from tests.harness.conftest import CANDIDATES, PROBLEMS
 from tests.releases import PUBLISHED, REPO, batch_run_args, run_batch
 
 
@@ -171,3 +172,22 @@ def test_a_file_that_is_not_a_release_is_refused(cpu_release, tmp_path):
 def test_harness_versions_compare_as_numbers():
     assert release.is_older_harness("9", "10") and not release.is_older_harness("10", "9")
     assert release.is_older_harness("10", "10.1") and not release.is_older_harness("10", "10")
+
+
+def test_the_batch_measures_the_builtin_optimizers_candidates(tmp_path, sandboxed_harness):
+    """A folder as benchmarks/builtin_optimizer_gpu.py writes it: a manifest, each problem's source and its candidates."""
+    folder = tmp_path / "builtin"
+    (folder / "level1_task001").mkdir(parents=True)
+    shutil.copy(PROBLEMS / "linear_relu.py", folder / "level1_task001" / "problem.py")
+    shutil.copy(CANDIDATES / "honest_linear_relu.py", folder / "level1_task001" / "01-fused_epilogue.py")
+    manifest = [{"level": 1, "task": 1, "folder": "level1_task001", "candidates": [{"file": "01-fused_epilogue.py"}]}]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    state, out = tmp_path / "state", tmp_path / "builtin.jsonl.gz"
+    done = run_batch(*batch_run_args(folder, state, "--source", "builtin", "--candidates", str(folder)))
+    assert done.returncode == 0, done.stderr
+    assert run_batch("pack", "--state", str(state), "--name", "cpu-builtin", "--out", str(out)).returncode == 0
+    (entry,) = release.read(out).entries
+    assert (entry.key, entry.origin, entry.claims) == ("builtin:L1T1:01-fused_epilogue.py", "builtin", None)
+    assert entry.status == "verified"
+    assert entry.problem_sha256 == release.sha256_text((PROBLEMS / "linear_relu.py").read_text())
+    assert release.read(out).header["sources"][0]["origin"] == "builtin"

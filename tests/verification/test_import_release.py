@@ -10,7 +10,7 @@ from evaluation.harness import HARNESS_VERSION, release
 from kernels.curation import request_reverification
 from kernels.leaderboard import best_per_problem
 from kernels.models import Candidate, Claim, Evaluation, Problem, Release
-from tests.releases import rewritten
+from tests.releases import rewritten, run_batch
 from tests.verification.conftest import register
 from verification.evaluations import record_verdict
 
@@ -161,3 +161,21 @@ def test_a_release_measured_later_replaces_an_earlier_ones_verdicts_whatever_the
     call_command("import_release", str(cpu_release.path))
     assert set(Evaluation.objects.values_list("release__name", flat=True)) == {"cpu-later"}
     assert Release.objects.count() == 2 and Evaluation.objects.count() == 5
+
+
+def test_cuda_l1s_own_placeholder_entry_imports_as_the_harness_s_error(h100_release, tmp_path, sandboxed_harness):
+    """The real H100 file's level 1 task 8, whose code is the string "None", measured on the CPU
+    (its verdict needs no device), packed, and imported onto the problems of that same file."""
+    state, out = tmp_path / "state", tmp_path / "releases" / "cpu-placeholder.jsonl.gz"
+    run = ["run", "--state", str(state), "--device", "cpu", "--arch", "cpu", "--only", "L1T8", "--parallel", "1"]
+    assert run_batch(*run).returncode == 0
+    assert run_batch("pack", "--state", str(state), "--name", "cpu-placeholder", "--out", str(out)).returncode == 0
+    call_command("import_problems", str(h100_release))
+    call_command("import_release", str(out))
+    evaluation = Evaluation.objects.get()
+    assert (evaluation.candidate.problem.label, evaluation.candidate.code, evaluation.status) == ("L1 T8", "None", "error")
+    assert evaluation.reason.startswith("defines_model_new")
+    assert Claim.objects.get(candidate=evaluation.candidate).speedup_eager == 7.207
+    assert Release.objects.get().sources == [
+        {"origin": "cuda-l1", "path": "data/cuda-l1/h100.jsonl.gz", "sha256": release.sha256_file(h100_release)}
+    ]
