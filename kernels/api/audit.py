@@ -5,24 +5,34 @@ import csv
 import io
 
 from django.conf import settings
-from django.http import Http404, HttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import permissions
 from rest_framework.decorators import api_view, permission_classes
+from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 
 from evaluation.harness import HARNESS_VERSION
 from kernels import claims_audit
+from kernels.api.views import ARCH
+
+SOURCE = OpenApiParameter(
+    "source", str, OpenApiParameter.PATH, pattern=r"^[-a-zA-Z0-9_]+$", description="Who published the claims: cuda-l1"
+)
 
 
 def _audit(source: str, arch: str) -> claims_audit.Audit:
     archs = claims_audit.audit_archs(source)
     if arch not in archs:
-        raise Http404(f"No verdict of {source}'s entries on {arch}; audited there: {', '.join(archs) or 'nowhere yet'}.")
+        raise NotFound(f"No verdict of {source}'s entries on {arch}; audited there: {', '.join(archs) or 'nowhere yet'}.")
     return claims_audit.audit(source, arch)
 
 
-@extend_schema(responses={200: OpenApiResponse(description="The summary, the releases and one row per published entry")})
+@extend_schema(
+    parameters=[SOURCE, ARCH],
+    responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The summary, the releases and a row per published entry")},
+)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def claims_audit_view(request, source: str, arch: str):
@@ -40,7 +50,10 @@ def claims_audit_view(request, source: str, arch: str):
     )
 
 
-@extend_schema(responses={(200, "text/csv"): OpenApiResponse(description="One row per published entry")})
+@extend_schema(
+    parameters=[SOURCE, ARCH],
+    responses={(200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="One row per published entry")},
+)
 @api_view(["GET"])
 @permission_classes([permissions.AllowAny])
 def claims_audit_csv(request, source: str, arch: str):
