@@ -95,6 +95,18 @@ def builtin_candidates(folder: Path) -> list[dict]:
     return found
 
 
+# What a resumed batch must keep, as its refusal names each.
+SETTINGS = {
+    "arch": "--arch",
+    "device": "--device",
+    "baselines": "--baselines",
+    "plan": "--plan",
+    "limits": "--limits",
+    "sources": "source file",
+    "planned": "set of entries (--only, --source)",
+}
+
+
 def start(state: Path, settings: dict) -> None:
     """Write the batch's settings, or check that a resumed batch measures as it began."""
     path = state / release.STATE_BATCH
@@ -102,9 +114,7 @@ def start(state: Path, settings: dict) -> None:
         path.write_text(json.dumps(settings, indent=2) + "\n")
         return
     began = json.loads(path.read_text())
-    differs = [
-        name for name in ("arch", "device", "baselines", "plan", "limits", "sources", "planned") if began[name] != settings[name]
-    ]
+    differs = [label for name, label in SETTINGS.items() if began[name] != settings[name]]
     if began["harness"]["version"] != settings["harness"]["version"]:
         differs.append("harness version")
     elif began["harness"]["commit"] != settings["harness"]["commit"] and not harness_unchanged(began, settings):

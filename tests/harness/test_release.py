@@ -66,7 +66,7 @@ def test_a_resumed_batch_measures_nothing_twice_and_packs_the_same_bytes(cpu_rel
 def test_a_batch_resumed_with_other_settings_is_refused(cpu_release):
     done = run_batch(*batch_run_args(cpu_release.published, cpu_release.state, "--baselines", "eager,compile"))
     assert done.returncode != 0
-    assert "was started with another baselines" in done.stderr
+    assert "was started with another --baselines" in done.stderr
 
 
 def test_a_batch_with_entries_left_packs_only_when_asked(cpu_release, tmp_path):
