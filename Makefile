@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PROBLEMS ?= data/cuda-l1/h100.jsonl.gz
+# Measured releases shipped in the repository (none yet is fine): imported after their problems.
+RELEASES ?= data/releases
 
 .PHONY: run test test-fast lint format setup setup-test browser sandbox serve migrate clean
 
@@ -47,6 +49,7 @@ migrate: setup
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py import_problems $(PROBLEMS)
+	$(BIN)/python manage.py import_release $(RELEASES)
 
 serve:
 	$(BIN)/daphne --bind $(HOST) --port $(PORT) config.asgi:application

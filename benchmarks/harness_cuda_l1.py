@@ -52,8 +52,9 @@ BATCH_LIMITS = {"call_time_s": 120, "build_time_s": 300, "wall_time_s": 420}
 SAMPLE_PER_LEVEL = {1: 10, 2: 10, 3: 10}
 
 
-def entries() -> list[dict]:
-    with gzip.open(RELEASE, "rt") as handle:
+def entries(path: Path = RELEASE) -> list[dict]:
+    """The published entries of a CUDA-L1 file: every row with a candidate, the string "None" included."""
+    with gzip.open(path, "rt") as handle:
         rows = [json.loads(line) for line in handle]
     return [r for r in rows if r.get("custom_code") is not None]
 

@@ -18,6 +18,7 @@ from kernels.models import (
     OptimizationRun,
     Problem,
     ProofCheck,
+    Release,
     RunEvent,
 )
 from kernels.presentation import highlighted_python
@@ -193,10 +194,19 @@ class ClaimAdmin(admin.ModelAdmin):
 @admin.register(Evaluation)
 class EvaluationAdmin(admin.ModelAdmin):
     list_display = ["id", "candidate", "arch", "status", "stage", "speedup_eager", "precision_tier", "finished_at"]
-    list_filter = ["arch", "status", "harness_version", "precision_tier"]
+    list_filter = ["arch", "status", "harness_version", "precision_tier", "release"]
     search_fields = ["reason", "worker", "candidate__problem__title"]
     raw_id_fields = ["candidate"]
-    readonly_fields = ["verdict_pretty", "env_pretty", "worker", "error_detail", "created_at", "started_at", "finished_at"]
+    readonly_fields = [
+        "verdict_pretty",
+        "env_pretty",
+        "worker",
+        "release",
+        "error_detail",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
     exclude = ["verdict", "env"]
 
     class Media:
@@ -209,6 +219,21 @@ class EvaluationAdmin(admin.ModelAdmin):
     @admin.display(description="Environment")
     def env_pretty(self, obj):
         return _pretty_json(obj.env)
+
+
+@admin.register(Release)
+class ReleaseAdmin(admin.ModelAdmin):
+    """Releases are written by `manage.py import_release` from their files alone: nothing to edit here."""
+
+    list_display = ["name", "arch", "harness_version", "measured_on", "measured_at", "entries", "imported_at"]
+    list_filter = ["arch", "harness_version"]
+    readonly_fields = [f.name for f in Release._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(OptimizationRun)

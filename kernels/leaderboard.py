@@ -27,7 +27,7 @@ SPEEDUP_COLUMNS = {
 
 def leaderboard_evaluations(arch: str | None = None) -> QuerySet[Evaluation]:
     """Everything the leaderboard may show, on one architecture or any."""
-    evaluations = Evaluation.objects.current().verified().listed().select_related("candidate__problem")
+    evaluations = Evaluation.objects.current().verified().listed().select_related("candidate__problem", "release")
     return evaluations if arch is None else evaluations.filter(arch=arch)
 
 

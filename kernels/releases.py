@@ -43,6 +43,11 @@ def _number(value):
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def claims_of(scores: dict) -> dict[str, float | None]:
+    """A publisher's scores, under CUDA-L1's names, as a Claim's fields."""
+    return {field: _number(scores.get(key)) for key, field in CLAIM_FIELDS.items()}
+
+
 def read_release(path: str | Path) -> list[ReleaseEntry]:
     path = Path(path)
     if not path.exists():
@@ -69,7 +74,7 @@ def read_release(path: str | Path) -> list[ReleaseEntry]:
                     task=row["task_id"],
                     ref_code=row["ref_code"],
                     custom_code=_custom_code(row.get("custom_code")),
-                    claims={field: _number(row.get(key)) for key, field in CLAIM_FIELDS.items()},
+                    claims=claims_of(row),
                 )
             )
     return entries

@@ -75,7 +75,7 @@ def reports_of(user) -> list[HackReport]:
 
 def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:
     """A kernel's evaluations, newest harness first: the page keeps the history."""
-    return candidate.evaluations.order_by("arch", "-harness_version", "-created_at")
+    return candidate.evaluations.select_related("release").order_by("arch", "-harness_version", "-created_at")
 
 
 SORTS = {

@@ -103,11 +103,24 @@ def create_candidate(
 
 @transaction.atomic
 def import_candidate(
-    *, problem: Problem, code: str, origin_label: str, arch: str, claims: dict[str, float | None]
+    *,
+    problem: Problem,
+    code: str,
+    origin_label: str,
+    arch: str | None = None,
+    claims: dict[str, float | None] | None = None,
+    claimed_by: str = "",
 ) -> tuple[Candidate, bool]:
-    """Add an imported candidate, unverified, with its publisher's claims kept beside it."""
+    """Add an imported candidate with its publisher's claims (on `arch`, by `claimed_by`, by default
+    who it came from) kept beside it, never as a measurement; without claims, the candidate alone."""
     candidate, created = create_candidate(problem=problem, code=code, origin=Candidate.Origin.IMPORT, origin_label=origin_label)
-    Claim.objects.update_or_create(candidate=candidate, source=origin_label, arch=arch, defaults=claims)
+    if claims is not None:
+        source = claimed_by or origin_label
+        existing = Claim.objects.filter(candidate=candidate, source=source, arch=arch).first()
+        if existing is None:
+            Claim.objects.create(candidate=candidate, source=source, arch=arch, **claims)
+        elif any(getattr(existing, field) != value for field, value in claims.items()):
+            Claim.objects.filter(pk=existing.pk).update(**claims)
     return candidate, created
 
 

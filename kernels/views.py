@@ -5,7 +5,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
-from kernels import leaderboard, selectors, services
+from kernels import claims_audit, leaderboard, selectors, services
 from kernels.bundles import bundle, kernel_filename
 from kernels.forms import HackReportForm
 from kernels.models import Candidate, Problem
@@ -122,5 +122,38 @@ def leaderboard_arch(request, arch):
             "rows": filters.apply(rows),
             "filters": filters,
             "chart": leaderboard.distribution(rows),
+        },
+    )
+
+
+def claims_audit_index(request, source):
+    if not claims_audit.is_source(source):
+        raise Http404(f"No claims by {source} are imported.")
+    archs = claims_audit.audit_archs(source)
+    if archs:
+        return redirect("kernels:claims_audit", source=source, arch=archs[0])
+    return render(request, "kernels/claims_audit.html", {"source": source, "archs": [], "arch": None})
+
+
+def claims_audit_arch(request, source, arch):
+    archs = claims_audit.audit_archs(source)
+    if arch not in archs:
+        raise Http404(f"No verdict of {source}'s entries on {arch}.")
+    audit = claims_audit.audit(source, arch)
+    show = request.GET.get("show")
+    show = show if show in claims_audit.CATEGORIES or (show or "").startswith("check:") else None
+    return render(
+        request,
+        "kernels/claims_audit.html",
+        {
+            "source": source,
+            "archs": archs,
+            "arch": arch,
+            "audit": audit,
+            "summary": audit.summary,
+            "rows": audit.shown(show),
+            "show": show,
+            "chart": audit.chart(),
+            "flags_shown": audit.flag_meanings,
         },
     )

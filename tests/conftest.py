@@ -156,7 +156,16 @@ def rate(monkeypatch):
 # The fixtures through which a test runs real verifications (sandboxed processes, seconds each):
 # a test that uses one is marked `verifies`, and `make test-fast` leaves it out.
 VERIFYING_FIXTURES = frozenset(
-    {"verifier", "harness_cli", "sandboxed_harness", "cpu_worker", "inference_worker", "worker_process", "court_platform"}
+    {
+        "verifier",
+        "harness_cli",
+        "sandboxed_harness",
+        "cpu_worker",
+        "inference_worker",
+        "worker_process",
+        "court_platform",
+        "cpu_release",
+    }
 )
 
 
@@ -166,6 +175,15 @@ def verifier():
     from tests.harness.conftest import Verifier
 
     return Verifier()
+
+
+@pytest.fixture(scope="session")
+def cpu_release(tmp_path_factory):
+    """A release measured once a session by the real harness on this CPU (tests/releases.py): the
+    batch over a few tiny published entries, then packed. Tens of seconds."""
+    from tests.releases import measure_release
+
+    return measure_release(tmp_path_factory.mktemp("cpu-release"))
 
 
 @pytest.fixture(scope="session")

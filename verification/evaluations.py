@@ -1,4 +1,5 @@
-"""An Evaluation's life, in one place: opened and sent, claimed, advanced, sent back, failed, judged.
+"""An Evaluation's life, in one place: opened and sent, claimed, advanced, sent back, failed, judged,
+imported from a measured release.
 
 Every change of an Evaluation's status or stage is one of these functions, and each saves the row
 and then, once the transaction commits, tells the pages watching it (a write and its event
@@ -20,7 +21,7 @@ from django.utils import timezone
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import verdict as harness_verdict
 from kernels.live.progress import publish_evaluation
-from kernels.models import Candidate, Evaluation
+from kernels.models import Candidate, Evaluation, Release
 from verification.jobs import MAX_RETRIES
 from verification.queues import BULK, INTERACTIVE, HeldMessages, job_message, priority_of, queue_for, send_after_commit
 
@@ -160,15 +161,54 @@ def record_verdict(
     _publish_on_commit(evaluation)
 
 
+# What record_imported_verdict did with one verdict of a release.
+IMPORTED, UNCHANGED, KEPT_LIVE, KEPT_NEWER = "imported", "unchanged", "kept live", "kept newer"
+
+
+def record_imported_verdict(
+    *, candidate: Candidate, release: Release, verdict: harness_verdict.Verdict, measured_at
+) -> tuple[str, Evaluation]:
+    """A verdict of a measured release (verification.releases) as the candidate's evaluation on the
+    release's architecture under the release's harness, marked with the release; then published.
+
+    One evaluation per candidate, architecture and harness, so what is there decides: a live
+    worker's verdict, or one it is running, is kept (KEPT_LIVE); one only queued is taken over (its
+    message then finds it finished and does nothing); another release's is replaced where this
+    verdict was measured later (`measured_at`), else kept (KEPT_NEWER); this release's own is left
+    as it is (UNCHANGED).
+    """
+    with transaction.atomic():
+        evaluation, created = Evaluation.objects.select_for_update().get_or_create(
+            candidate=candidate, arch=release.arch, harness_version=release.harness_version
+        )
+        if not created:
+            if evaluation.release_id == release.pk:
+                return UNCHANGED, evaluation
+            if evaluation.release_id is None and evaluation.status != Evaluation.Status.QUEUED:
+                return KEPT_LIVE, evaluation
+            if evaluation.release_id is not None and evaluation.finished_at >= measured_at:
+                return KEPT_NEWER, evaluation
+        evaluation.apply_verdict(verdict)
+        evaluation.release = release
+        evaluation.worker = evaluation.error_detail = evaluation.message_id = evaluation.queue = ""
+        evaluation.enqueued_at = evaluation.started_at = None
+        evaluation.finished_at = measured_at
+        evaluation.harness_seconds = (verdict.get("cost") or {}).get("total_s")
+        evaluation.save()
+        _publish_on_commit(evaluation)
+    return IMPORTED, evaluation
+
+
 def reopen(candidates, *, archs: list[str], priority: str = BULK) -> list[Evaluation]:
     """Evaluate the candidates again under the current harness on `archs`: finished evaluations of
-    it are replaced, queued ones whose message the broker lost are sent again, running ones are
-    left to their worker."""
+    it there (a live worker's or a release's) are replaced, queued ones whose message the broker
+    lost are sent again, running ones are left to their worker. Verdicts on other architectures stay:
+    nothing could replace them there."""
     reopened = []
     for candidate in candidates:
         with transaction.atomic():
             current = Evaluation.objects.select_for_update().filter(candidate=candidate, harness_version=HARNESS_VERSION)
-            current.exclude(status__in=Evaluation.PENDING).delete()
+            current.filter(arch__in=archs).exclude(status__in=Evaluation.PENDING).delete()
             pending = list(current.filter(status__in=Evaluation.PENDING))
             lost = [evaluation for evaluation in pending if evaluation.arch in archs and is_lost(evaluation)]
             for evaluation in lost:

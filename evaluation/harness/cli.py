@@ -5,10 +5,13 @@
         [--baseline-cache DIR] [--plan JSON] [--limits JSON]
     python -m evaluation.harness inspect --problem P.py [--device cpu|cuda]
     python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda]
+    python -m evaluation.harness release pack --state DIR --name NAME --out FILE.jsonl.gz [--partial]
+    python -m evaluation.harness release check FILE.jsonl.gz
 
 `verify` prints exactly one JSON verdict on stdout and exits 0 whatever the verdict; a bad
 argument exits 2. `build` only loads and instantiates the candidate (filling the build cache), so
-a batch can compile many candidates in parallel and then time them one at a time.
+a batch can compile many candidates in parallel and then time them one at a time. `release pack`
+writes a batch's state folder as a measured release, `release check` reads one (release.py).
 """
 
 import argparse
@@ -16,6 +19,7 @@ import json
 import sys
 from pathlib import Path
 
+from evaluation.harness import release
 from evaluation.harness.pipeline import build, inspect_problem, verify
 from evaluation.harness.verdict import BASELINES
 
@@ -65,7 +69,29 @@ def parser() -> argparse.ArgumentParser:
     look = commands.add_parser("inspect", help="run the problem alone and report degeneracy, scale, FLOPs and bytes")
     look.add_argument("--problem", required=True)
     look.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    releases = commands.add_parser("release", help="write or check a measured release (release.py)")
+    release_commands = releases.add_subparsers(dest="release_command", required=True)
+    pack = release_commands.add_parser("pack", help="write a batch's state folder as a release")
+    pack.add_argument("--state", required=True, help="the batch's state folder (benchmarks/release_batch.py)")
+    pack.add_argument("--name", required=True, help="the release's name, e.g. h100-2026-11-26-cuda-l1")
+    pack.add_argument("--out", required=True, help="the file to write, e.g. data/releases/h100-2026-11-26-cuda-l1.jsonl.gz")
+    pack.add_argument("--partial", action="store_true", help="pack what is measured; the header lists what is missing")
+    check_release = release_commands.add_parser("check", help="read a release, check it throughout and summarize it")
+    check_release.add_argument("file")
     return root
+
+
+def release_main(args) -> int:
+    try:
+        if args.release_command == "pack":
+            packed = release.pack(args.state, name=args.name, out=args.out, partial=args.partial)
+        else:
+            packed = release.read(args.file)
+    except release.ReleaseError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(release.describe(packed))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "inspect":
         print(json.dumps(inspect_problem(_read(args_parser, args.problem), device=args.device), indent=2))
         return 0
+    if args.command == "release":
+        return release_main(args)
     problem = _read(args_parser, args.problem)
     candidate = _read(args_parser, args.candidate)
     limits = _json_arg(args_parser, args.limits, "limits")

@@ -91,7 +91,10 @@ class ClaimSerializer(serializers.ModelSerializer):
 
 class EvaluationSerializer(serializers.ModelSerializer):
     """An evaluation as the viewer may see it: the worker is never shown here (staff find it in the
-    admin), and the environment and verdict hold the host's details for staff alone."""
+    admin), and the environment and verdict hold the host's details for staff alone. `release` names
+    the measured release it was imported from (null: run by a worker here)."""
+
+    release = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
 
     class Meta:
         model = Evaluation
@@ -114,6 +117,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
             "flags",
             "env",
             "verdict",
+            "release",
             "attempts",
             "created_at",
             "started_at",

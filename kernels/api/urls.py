@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from kernels.api import views
+from kernels.api import audit, views
 
 # The API's one router (config/urls.py registers the runs on it too), so that its root lists them all.
 router = DefaultRouter()
@@ -15,4 +15,6 @@ urlpatterns = [
     path("leaderboard/<slug:arch>/", views.leaderboard_view, name="api-leaderboard"),
     path("leaderboard/<slug:arch>/export.jsonl", views.leaderboard_export, name="api-leaderboard-export"),
     path("kernels/<int:pk>/download", views.kernel_download, name="api-kernel-download"),
+    path("audit/<slug:source>/<slug:arch>/", audit.claims_audit_view, name="api-claims-audit"),
+    path("audit/<slug:source>/<slug:arch>/audit.csv", audit.claims_audit_csv, name="api-claims-audit-csv"),
 ]

@@ -37,7 +37,8 @@ def not_found(request, exception):
 
 class ApiRoot(routers.APIRootView):
     """Kernel Court's API: its resources, and where its schema, documentation and tokens are. A
-    leaderboard is /api/leaderboard/<arch>/ (and its export.jsonl)."""
+    leaderboard is /api/leaderboard/<arch>/ (and its export.jsonl); the audit of a publisher's kernels
+    /api/audit/<source>/<arch>/ (and its audit.csv)."""
 
     ELSEWHERE = {"token": "api-token", "schema": "api-schema", "docs": "api-docs"}
 

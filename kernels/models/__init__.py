@@ -5,6 +5,7 @@ from kernels.models.candidates import Candidate, Claim, Curation
 from kernels.models.evaluations import Evaluation
 from kernels.models.problems import Problem
 from kernels.models.proofs import ProofCheck
+from kernels.models.releases import Release
 from kernels.models.reports import HackReport
 from kernels.models.runs import OptimizationRun
 from kernels.models.transcripts import RunEvent
@@ -19,5 +20,6 @@ __all__ = [
     "OptimizationRun",
     "Problem",
     "ProofCheck",
+    "Release",
     "RunEvent",
 ]

@@ -41,6 +41,8 @@ class Evaluation(models.Model):
     reason = models.TextField(blank=True, help_text="Public: the deciding check's message, or what failed and what to do")
     # Staff only (kernels.models.internal_details): who ran it, and the raw error behind a failure of ours.
     worker = models.CharField(max_length=200, blank=True, help_text="Staff only: the worker that ran it (host, device)")
+    # Imported from a measured release (verification.releases) rather than run by a worker here.
+    release = models.ForeignKey("kernels.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations")
     error_detail = models.TextField(blank=True, help_text="Staff only: the raw error behind a failure of ours")
 
     verdict = models.JSONField(default=dict, blank=True)

@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, RunEvent
+from kernels.models import Candidate, Claim, Evaluation, HackReport, OptimizationRun, RunEvent
 from kernels.models.visibility import TAKEN_DOWN
 from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_evaluation, make_problem
 from tests.kernels.walk import Targets, fill, walk_http, walk_sockets
@@ -81,6 +81,8 @@ def build_world() -> World:
     verified(kernel_of_hidden_problem, 3.0)
     run_on_hidden = OptimizationRun.objects.create(problem=hidden_problem, requester=users["author"], status="done")
     RunEvent.objects.create(run=run_on_hidden, seq=1, round=1, kind="prompt", text=source)
+    for published in Candidate.objects.all():  # all three in the audit of published kernels, as claimed
+        Claim.objects.create(candidate=published, source="cuda-l1", arch=ARCH, speedup_eager=2.0)
     return World(hidden_kernel, kernel_of_hidden_problem, [run, run_on_hidden], report, users)
 
 
