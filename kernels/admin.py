@@ -6,7 +6,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from evaluation.harness import HARNESS_VERSION
-from kernels import curation
+from kernels import curation, leaderboard
 from kernels.models import (
     AuditEntry,
     Candidate,
@@ -27,8 +27,25 @@ def _pretty_json(value) -> str:
     return format_html('<pre class="pretty-json">{}</pre>', json.dumps(value, indent=2, sort_keys=True))
 
 
+class ChangesLeaderboard:
+    """Staff's edits in a change form and deletions reach the leaderboard from the next request, as
+    the curation services' changes do."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        leaderboard.changed()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        leaderboard.changed()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        leaderboard.changed()
+
+
 @admin.register(Problem)
-class ProblemAdmin(admin.ModelAdmin):
+class ProblemAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "label", "title", "origin", "visibility", "degenerate", "created_at"]
     list_filter = ["origin", "level", "visibility", "degenerate", "counts_in_statistics"]
     search_fields = ["title", "source", "normalized_hash"]
@@ -106,7 +123,7 @@ class CurrentHarnessFilter(admin.SimpleListFilter):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(admin.ModelAdmin):
+class CandidateAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "problem", "origin", "origin_label", "language", "curation", "created_at"]
     list_filter = ["curation", CurrentHarnessFilter, "origin", "origin_label", "language", "problem__level"]
     search_fields = ["code", "source_hash", "problem__title"]
@@ -189,7 +206,7 @@ class ClaimAdmin(admin.ModelAdmin):
 
 
 @admin.register(Evaluation)
-class EvaluationAdmin(admin.ModelAdmin):
+class EvaluationAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "candidate", "arch", "status", "stage", "speedup_eager", "precision_tier", "finished_at"]
     list_filter = ["arch", "status", "harness_version", "precision_tier"]
     search_fields = ["reason", "worker", "candidate__problem__title"]

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Count, QuerySet
 
 from evaluation.harness import HARNESS_VERSION
+from kernels.leaderboard import BoardRow
 from kernels.models import Candidate, Evaluation, OptimizationRun, Problem, RunEvent
 from kernels.models.visibility import current_verified_q, listed_candidate_q
 
@@ -59,11 +60,11 @@ def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:
 
 
 SORTS = {
-    "problem": lambda e: (e.candidate.problem.level or 99, e.candidate.problem.task or 0),
-    "eager": lambda e: -(e.speedup_eager or 0),
-    "compile": lambda e: -(e.speedup_compile or 0),
-    "compile-ro": lambda e: -(e.speedup_compile_ro or 0),
-    "cudagraph": lambda e: -(e.speedup_cudagraph or 0),
+    "problem": lambda row: (row.level or 99, row.task or 0),
+    "eager": lambda row: -(row.values["eager"] or 0),
+    "compile": lambda row: -(row.values["compile"] or 0),
+    "compile-ro": lambda row: -(row.values["compile-ro"] or 0),
+    "cudagraph": lambda row: -(row.values["cudagraph"] or 0),
 }
 
 
@@ -86,13 +87,13 @@ class LeaderboardFilters:
             sort=query.get("sort", "problem") if query.get("sort") in SORTS else "problem",
         )
 
-    def apply(self, rows: list[Evaluation]) -> list[Evaluation]:
+    def apply(self, rows: list[BoardRow]) -> list[BoardRow]:
         selected = [
             row
             for row in rows
-            if (self.level is None or row.candidate.problem.level == self.level)
-            and (not self.origin or row.candidate.origin_label == self.origin or row.candidate.origin == self.origin)
-            and (not self.flag or self.flag in (row.flags or []))
+            if (self.level is None or row.level == self.level)
+            and (not self.origin or self.origin in (row.origin_label, row.origin))
+            and (not self.flag or self.flag in row.flags)
         ]
         return sorted(selected, key=SORTS[self.sort])
 

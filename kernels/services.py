@@ -2,6 +2,7 @@
 
 from django.db import transaction
 
+from kernels import leaderboard
 from kernels.curation import request_proof_check
 from kernels.models import Candidate, Claim, HackReport, OptimizationRun, Problem
 from kernels.signals import candidate_created
@@ -39,6 +40,7 @@ def import_kernelbench_problem(*, level: int, task: int, source: str) -> tuple[P
                 taken.origin, taken.level, taken.task = Problem.Origin.KERNELBENCH, level, task
                 taken.title = taken.title or valid.title
                 taken.save(update_fields=["origin", "level", "task", "title"])
+                leaderboard.changed()
                 return taken, "updated"
             raise SourceError([f"Level {level} task {task} has the same code as {taken.label}."])
         problem = Problem.objects.create(
@@ -49,11 +51,13 @@ def import_kernelbench_problem(*, level: int, task: int, source: str) -> tuple[P
             level=level,
             task=task,
         )
+        leaderboard.changed()  # one more problem in the statistics' counts
         return problem, "created"
     if problem.normalized_hash == valid.normalized_hash:
         return problem, "unchanged"
     problem.source, problem.normalized_hash, problem.title = valid.source, valid.normalized_hash, valid.title
     problem.save(update_fields=["source", "normalized_hash", "title"])
+    leaderboard.changed()
     return problem, "updated"
 
 

@@ -106,7 +106,7 @@ def leaderboard_index(request):
 
 
 def leaderboard_arch(request, arch):
-    rows = leaderboard.best_per_problem(arch)
+    board = leaderboard.board(arch)
     filters = selectors.LeaderboardFilters.from_query(request.GET)
     return render(
         request,
@@ -114,9 +114,9 @@ def leaderboard_arch(request, arch):
         {
             "archs": leaderboard.leaderboard_archs(),
             "arch": arch,
-            "summary": leaderboard.summary_table(arch, rows=rows),
-            "rows": filters.apply(rows),
+            "summary": board.summary,
+            "rows": filters.apply(board.rows),
             "filters": filters,
-            "chart": leaderboard.distribution(rows),
+            "chart": board.chart,
         },
     )

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import verdict as harness_verdict
+from kernels import leaderboard
 from kernels.live.progress import publish_evaluation
 from kernels.models import Candidate, Evaluation
 from verification.jobs import MAX_RETRIES
@@ -152,12 +153,16 @@ def fail(evaluation: Evaluation, reason: str, *, detail: str = "") -> None:
 def record_verdict(
     evaluation: Evaluation, verdict: harness_verdict.Verdict, *, worker: str = "", harness_seconds: float | None = None
 ) -> None:
-    """The harness's verdict, stored with the figures the pages sort on, then published."""
-    evaluation.apply_verdict(verdict, worker=worker)
-    if harness_seconds is not None:
-        evaluation.harness_seconds = harness_seconds
-    evaluation.save()
-    _publish_on_commit(evaluation)
+    """The harness's verdict, stored with the figures the pages sort on, then published; a verified
+    one is on the leaderboard from the next request."""
+    with transaction.atomic():
+        evaluation.apply_verdict(verdict, worker=worker)
+        if harness_seconds is not None:
+            evaluation.harness_seconds = harness_seconds
+        evaluation.save()
+        _publish_on_commit(evaluation)
+        if evaluation.status == Evaluation.Status.VERIFIED:
+            leaderboard.changed()
 
 
 def reopen(candidates, *, archs: list[str], priority: str = BULK) -> list[Evaluation]:
@@ -168,6 +173,7 @@ def reopen(candidates, *, archs: list[str], priority: str = BULK) -> list[Evalua
     for candidate in candidates:
         with transaction.atomic():
             current = Evaluation.objects.select_for_update().filter(candidate=candidate, harness_version=HARNESS_VERSION)
+            was_verified = current.filter(status=Evaluation.Status.VERIFIED).exists()
             current.exclude(status__in=Evaluation.PENDING).delete()
             pending = list(current.filter(status__in=Evaluation.PENDING))
             lost = [evaluation for evaluation in pending if evaluation.arch in archs and is_lost(evaluation)]
@@ -175,4 +181,6 @@ def reopen(candidates, *, archs: list[str], priority: str = BULK) -> list[Evalua
                 send(evaluation, priority=priority)
             missing = [arch for arch in archs if arch not in {evaluation.arch for evaluation in pending}]
             reopened += lost + open_evaluations(candidate, missing, priority=priority)
+            if was_verified:
+                leaderboard.changed()
     return reopened

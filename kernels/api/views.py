@@ -1,7 +1,5 @@
 """The public REST API: thin views that validate, call one service or selector, and serialize."""
 
-import json
-
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -138,8 +136,8 @@ class HackReportViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnly
 @permission_classes([permissions.AllowAny])
 def leaderboard_view(request, arch: str):
     """The best verified kernel per problem on one architecture, and the summary statistics."""
-    rows = leaderboard.best_per_problem(arch)
-    data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": leaderboard.summary_table(arch, rows=rows), "rows": rows}
+    board = leaderboard.board(arch)
+    data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": board.summary, "rows": board.rows}
     return Response(serializers.LeaderboardSerializer(data).data)
 
 
@@ -148,8 +146,7 @@ def leaderboard_view(request, arch: str):
 @permission_classes([permissions.AllowAny])
 def leaderboard_export(request, arch: str):
     """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `measured`."""
-    lines = leaderboard.export_lines(arch, site_url=settings.SITE_URL)
-    body = "".join(json.dumps(line) + "\n" for line in lines)
+    body = leaderboard.export_body(arch, site_url=settings.SITE_URL)
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kernel-court-{arch}.jsonl"'
     return response
