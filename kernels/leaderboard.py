@@ -21,10 +21,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DatabaseError, IntegrityError, transaction
-from django.db.models import F, QuerySet, Subquery, Window
+from django.db.models import F, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.urls import reverse
 from django.utils import timezone
@@ -34,6 +35,7 @@ from kernels.models.evaluations import SHOWN_BASELINES, Speedup
 from kernels.models.internal_details import public_env
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 SPEEDUP_COLUMNS = Evaluation.SPEEDUP_FIELDS
 # A kernel "beats" a baseline when the whole 95% interval of its speedup is above 1.01
@@ -242,6 +244,14 @@ class Board:
     rows: list[BoardRow]
     summary: list[Summary]
     chart: dict
+    derived: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def kept(self, name: str, make: Callable[[], T]) -> T:
+        """What a reader derives from this board (the API's representation), made once: a board
+        is read again by this process until the leaderboard changes."""
+        if name not in self.derived:
+            self.derived[name] = make()
+        return self.derived[name]
 
     def to_json(self) -> str:
         summary = [{**asdict(s), "speedups": []} for s in self.summary]
@@ -265,7 +275,7 @@ def compute_board(arch: str) -> Board:
 
 def leaderboard_archs() -> list[str]:
     """Architectures with something to show: a delisted or hidden kernel opens no tab."""
-    return json.loads(_snapshot("archs", lambda: json.dumps(computed_archs())))
+    return _snapshot("archs", lambda: json.dumps(computed_archs()), json.loads)
 
 
 def computed_archs() -> list[str]:
@@ -274,7 +284,7 @@ def computed_archs() -> list[str]:
 
 def board(arch: str) -> Board:
     """The leaderboard of one architecture, as of the last change."""
-    return Board.from_json(_snapshot(f"board:{arch}", lambda: compute_board(arch).to_json()))
+    return _snapshot(f"board:{arch}", lambda: compute_board(arch).to_json(), Board.from_json)
 
 
 def export_lines(arch: str, *, site_url: str = "") -> list[dict]:
@@ -329,6 +339,7 @@ def export_body(arch: str, *, site_url: str = "") -> str:
     return _snapshot(
         f"export:{arch}:{site_url}",
         lambda: "".join(json.dumps(line, cls=DjangoJSONEncoder) + "\n" for line in export_lines(arch, site_url=site_url)),
+        str,
     )
 
 
@@ -353,20 +364,37 @@ def _current_version() -> str:
     return version.token
 
 
-def _snapshot(key: str, compute: Callable[[], str]) -> str:
-    """What `key` holds under the current version: read in one query, else computed and kept."""
-    fresh = LeaderboardSnapshot.objects.filter(
-        key=key,
-        version=Subquery(LeaderboardVersion.objects.filter(pk=1).values("token")[:1]),
-        computed_at__gte=timezone.now() - MAX_AGE,
+# What this process read last, by key: (version, computed_at, the value read from the body). A
+# request that finds the version unchanged reads nothing more from the database (a board's JSON
+# is 100 KB, an export's 2 MB at KernelBench's 250 problems).
+_read: dict[str, tuple[str, datetime, object]] = {}
+
+
+def _snapshot(key: str, compute: Callable[[], str], parse: Callable[[str], T]) -> T:
+    """What `key` holds under the current version, parsed: kept by this process, else read from
+    its snapshot, else computed and kept in one."""
+    version, oldest = _current_version(), timezone.now() - MAX_AGE
+    known = _read.get(key)
+    if known is not None and known[0] == version and known[1] >= oldest:
+        return known[2]
+    kept = (
+        LeaderboardSnapshot.objects.filter(version=version, key=key, computed_at__gte=oldest)
+        .values_list("body", "computed_at")
+        .first()
     )
-    body = fresh.values_list("body", flat=True).first()
-    if body is not None:
-        return body
-    # The version is read before computing: a change that commits meanwhile leaves this snapshot
-    # under the version it replaced, where nothing reads it again.
-    version = _current_version()
-    body = compute()
+    if kept is not None:
+        body, computed_at = kept
+    else:
+        # The version was read before computing: a change that commits meanwhile leaves this
+        # snapshot under the version it replaced, where nothing reads it again.
+        body, computed_at = compute(), timezone.now()
+        _keep(version, key, body)
+    value = parse(body)
+    _read[key] = (version, computed_at, value)
+    return value
+
+
+def _keep(version: str, key: str, body: str) -> None:
     try:
         with transaction.atomic():
             LeaderboardSnapshot.objects.filter(version=version, key=key).delete()
@@ -375,4 +403,3 @@ def _snapshot(key: str, compute: Callable[[], str]) -> str:
         pass  # another request kept the same computation first
     except DatabaseError:
         logger.warning("could not keep the leaderboard's %s; it is computed again on the next request", key, exc_info=True)
-    return body

@@ -138,7 +138,7 @@ def leaderboard_view(request, arch: str):
     """The best verified kernel per problem on one architecture, and the summary statistics."""
     board = leaderboard.board(arch)
     data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": board.summary, "rows": board.rows}
-    return Response(serializers.LeaderboardSerializer(data).data)
+    return Response(board.kept("api", lambda: serializers.LeaderboardSerializer(data).data))
 
 
 @extend_schema(responses={(200, "application/jsonl"): OpenApiResponse(description="One JSON object per line")})
