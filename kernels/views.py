@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -14,17 +15,19 @@ from kernels.presentation import highlighted_diff, highlighted_python
 from kernels.rate_limits import limit_posts
 
 
+def _page(request, rows, filters):
+    """One page of `rows` (selectors.PAGE_SIZE), with the query string its links keep."""
+    page = Paginator(rows, selectors.PAGE_SIZE).get_page(request.GET.get("page"))
+    links = page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)
+    return {"page": page, "page_links": links, "rows": page.object_list, "filters": filters, "query": filters.query()}
+
+
 def problem_list(request):
-    level = request.GET.get("level")
-    try:
-        level = int(level) if level else None
-    except ValueError:
-        level = None
-    problems = selectors.listed_problems(level=level)
+    filters = selectors.ProblemFilters.from_query(request.GET)
     return render(
         request,
         "kernels/problem_list.html",
-        {"problems": problems, "levels": selectors.problem_levels(), "level": level},
+        {**_page(request, selectors.problem_rows(filters), filters), "levels": selectors.problem_levels()},
     )
 
 
@@ -112,11 +115,12 @@ def leaderboard_arch(request, arch):
         request,
         "kernels/leaderboard.html",
         {
+            **_page(request, filters.apply(board.rows), filters),
             "archs": leaderboard.leaderboard_archs(),
             "arch": arch,
             "summary": board.summary,
-            "rows": filters.apply(board.rows),
-            "filters": filters,
             "chart": board.chart,
+            "choices": selectors.leaderboard_choices(board.rows),
+            "sorts": selectors.SORT_NAMES,
         },
     )

@@ -33,6 +33,9 @@ def evaluation_event(evaluation) -> dict:
             "compile-ro": evaluation.speedup_compile_ro,
             "cudagraph": evaluation.speedup_cudagraph,
         },
+        # What each speedup says once its interval is read: a page shows "no measurable difference"
+        # where it says so (kernels.models.evaluations.Speedup), never the number as a win.
+        "differences": {baseline: evaluation.speedup(baseline).difference for baseline in evaluation.SPEEDUP_FIELDS},
         "precision_tier": evaluation.precision_tier,
         "flags": evaluation.flags,
     }

@@ -10,7 +10,8 @@ from django.db import models
 from django.utils import timezone
 
 from evaluation.harness import verdict as harness_verdict
-from kernels.models.internal_details import without_paths
+from kernels.flags import describe
+from kernels.models.internal_details import public_verdict, without_paths
 from kernels.models.visibility import EvaluationQuerySet
 
 # What a speedup says once its 95% interval is read (Speedup.difference).
@@ -159,6 +160,11 @@ class Evaluation(models.Model):
         """Faster than `baseline` beyond doubt: the whole interval above 1.01. A speedup without an
         interval (an older harness) never counts as a win."""
         return self.speedup(baseline).beats
+
+    def flag_rows(self) -> list[tuple[str, str, str]]:
+        """Each flag with what it means (kernels.flags) and what this verdict found."""
+        found = public_verdict(self.verdict or {}).get("flag_details") or {}
+        return [(name, describe(name), found.get(name, "")) for name in self.flags or []]
 
     def measure_rows(self) -> list[dict]:
         """Every measure of the verdict, side by side, for the kernel page: one row per side."""

@@ -57,8 +57,10 @@ function candidateSection(event) {
   container.append(section);
 }
 
-function speedup(value) {
-  return value == null ? "—" : `${value.toFixed(2)}x`;
+// The server reads each speedup's interval (event.differences): noise is never shown as a number.
+function speedup(value, difference) {
+  if (value == null) return "—";
+  return difference === "no measurable difference" ? difference : `${value.toFixed(2)}x`;
 }
 
 function updateEvaluation(event) {
@@ -76,8 +78,9 @@ function updateEvaluation(event) {
   cells[0].textContent = event.arch;
   cells[1].textContent = pending ? event.stage : event.status;
   cells[1].className = `status status-${event.status}`;
-  cells[2].textContent = speedup(event.speedups.eager);
-  cells[3].textContent = speedup(event.speedups.compile);
+  const differences = event.differences || {};
+  cells[2].textContent = speedup(event.speedups.eager, differences.eager);
+  cells[3].textContent = speedup(event.speedups.compile, differences.compile);
   cells[4].textContent = event.reason || "";
 }
 

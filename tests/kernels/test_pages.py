@@ -23,9 +23,9 @@ def test_problem_list_shows_every_problem_and_filters_by_level(client):
     make_problem(scale=2, origin="kernelbench", level=1, task=1)
     make_problem(scale=3, origin="kernelbench", level=2, task=1)
     response = client.get(reverse("kernels:problems"))
-    assert b"2 problems" in response.content
+    assert b"2 problems." in response.content
     response = client.get(reverse("kernels:problems"), {"level": 2})
-    assert b"1 problems" in response.content and b"L2 T1" in response.content
+    assert b"1 problem." in response.content and b"L2 T1" in response.content
 
 
 def test_hidden_problem_is_not_listed(client):
