@@ -9,8 +9,9 @@ from inference.forms import RunForm
 from kernels import selectors
 from kernels.models import OptimizationRun, Problem
 from kernels.models.internal_details import error_detail_for
-from kernels.models.visibility import TAKEN_DOWN, can_view
+from kernels.models.visibility import TAKEN_DOWN, taken_down
 from kernels.rate_limits import limit_posts
+from kernels.run_links import held_runs, hold_run, opens
 from kernels.services import submit_problem
 from verification.confinement import unconfined_verdicts, unconfined_warning
 
@@ -32,10 +33,10 @@ def demo(request):
         if form.is_valid():
             user = request.user if request.user.is_authenticated else None
             problem, created = submit_problem(source=form.cleaned_data["source"], submitted_by=user)
-            if not can_view(request.user, problem):
+            if taken_down(request.user, problem):
                 form.add_error("source", TAKEN_DOWN)
             else:
-                if not created:
+                if not created and problem.visibility != Problem.Visibility.UNLISTED:
                     messages.info(request, f"This module is {problem.label}; its verified kernels are listed below.")
                 run = services.start_run(
                     problem=problem,
@@ -44,6 +45,7 @@ def demo(request):
                     session_key=_session_key(request),
                     max_rounds=form.cleaned_data["max_rounds"],
                 )
+                hold_run(request.session, run)  # its starter holds its link
                 return redirect(run)
     else:
         initial = {}
@@ -68,8 +70,11 @@ def demo(request):
 
 
 def run_detail(request, pk):
+    run = OptimizationRun.objects.filter(pk=pk).only("pk", "link_key").first()
+    if run is not None and opens(run, request.GET.get("key", "")):
+        hold_run(request.session, run)  # its kernels, problem and socket open for this browser too
     try:
-        run = selectors.run_with_candidates(pk, user=request.user)
+        run = selectors.run_with_candidates(pk, user=request.user, runs=held_runs(request.session))
     except OptimizationRun.DoesNotExist:
         raise Http404("No such run.") from None
     evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in run.candidates.all()}

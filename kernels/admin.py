@@ -50,7 +50,15 @@ class ProblemAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_filter = ["origin", "level", "visibility", "degenerate", "counts_in_statistics"]
     search_fields = ["title", "source", "normalized_hash"]
     readonly_fields = ["normalized_hash", "created_at"]
-    actions = ["make_listed", "make_featured", "make_hidden", "count_in_statistics", "keep_out_of_statistics", "reverify"]
+    actions = [
+        "promote",
+        "make_listed",
+        "make_featured",
+        "make_hidden",
+        "count_in_statistics",
+        "keep_out_of_statistics",
+        "reverify",
+    ]
 
     @admin.display(description="Problem")
     def label(self, obj):
@@ -60,6 +68,18 @@ class ProblemAdmin(ChangesLeaderboard, admin.ModelAdmin):
         for problem in queryset:
             curation.set_problem_visibility(problem=problem, visibility=visibility, by=request.user)
         self.message_user(request, f"{queryset.count()} problems are now {visibility}.", messages.SUCCESS)
+
+    @admin.action(description="Promote selected pastes to public problems (listed, on the leaderboard)", permissions=["change"])
+    def promote(self, request, queryset):
+        promoted = 0
+        for problem in queryset:
+            try:
+                curation.promote_problem(problem=problem, by=request.user)
+                promoted += 1
+            except ValueError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+        if promoted:
+            self.message_user(request, f"{promoted} pastes promoted to public problems.", messages.SUCCESS)
 
     @admin.action(description="List selected problems", permissions=["change"])
     def make_listed(self, request, queryset):

@@ -55,6 +55,19 @@ def set_problem_visibility(*, problem: Problem, visibility: str, by) -> Problem:
     return problem
 
 
+@transaction.atomic
+def promote_problem(*, problem: Problem, by) -> Problem:
+    """Staff make a pasted module a public problem: listed, its kernels on the leaderboard and in
+    its statistics. Only an unlisted paste is promoted; the others have a visibility of their own."""
+    if problem.visibility != Problem.Visibility.UNLISTED:
+        raise ValueError(f"{problem.label} is {problem.visibility}, not an unlisted paste: set its visibility instead.")
+    problem.visibility = Problem.Visibility.LISTED
+    problem.save(update_fields=["visibility"])
+    audit(actor=by, action="problem promoted", target=problem, detail="was unlisted (a paste seen through its runs)")
+    leaderboard.changed()
+    return problem
+
+
 def recheck_sockets(groups: list[str]) -> None:
     """Once committed, the open sockets of `groups` ask again whether their viewer may still see
     what they follow, and close if not (kernels.consumers): hiding something ends its live view."""

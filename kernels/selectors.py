@@ -75,9 +75,9 @@ def outdated_kernels(*, arch: str | None = None, candidates=None) -> dict[str, l
     return plan
 
 
-def run_with_candidates(run_id: int, *, user) -> OptimizationRun:
-    """The run, if `user` may see it (OptimizationRun.DoesNotExist if not)."""
-    runs = OptimizationRun.objects.visible_to(user)
+def run_with_candidates(run_id: int, *, user, runs=()) -> OptimizationRun:
+    """The run, if `user` (holding the links of `runs`) may see it (OptimizationRun.DoesNotExist if not)."""
+    runs = OptimizationRun.objects.visible_to(user, runs=runs)
     return runs.select_related("problem").prefetch_related("candidates__evaluations").get(pk=run_id)
 
 

@@ -13,6 +13,7 @@ from kernels.models import Candidate, Problem
 from kernels.models.internal_details import shown_to
 from kernels.presentation import highlighted_diff, highlighted_python
 from kernels.rate_limits import limit_posts
+from kernels.run_links import held_runs
 
 
 def _page(request, rows, filters):
@@ -32,7 +33,7 @@ def problem_list(request):
 
 
 def problem_detail(request, pk):
-    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
+    problem = get_object_or_404(Problem.objects.visible_to(request.user, runs=held_runs(request.session)), pk=pk)
     return render(
         request,
         "kernels/problem_detail.html",
@@ -45,12 +46,13 @@ def problem_detail(request, pk):
 
 
 def problem_source(request, pk):
-    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
+    problem = get_object_or_404(Problem.objects.visible_to(request.user, runs=held_runs(request.session)), pk=pk)
     return HttpResponse(problem.source.encode(), content_type="text/x-python; charset=utf-8")
 
 
 def _visible_candidate(request, pk) -> Candidate:
-    return get_object_or_404(Candidate.objects.visible_to(request.user).select_related("problem"), pk=pk)
+    candidates = Candidate.objects.visible_to(request.user, runs=held_runs(request.session))
+    return get_object_or_404(candidates.select_related("problem"), pk=pk)
 
 
 def candidate_detail(request, pk):

@@ -12,7 +12,7 @@ from evaluation.harness import HARNESS_VERSION
 from kernels import curation, leaderboard, services
 from kernels.api import serializers
 from kernels.models import Candidate, Evaluation, HackReport, Problem
-from kernels.models.visibility import TAKEN_DOWN, can_view
+from kernels.models.visibility import TAKEN_DOWN, taken_down
 from kernels.rate_limits import ScopedWrites
 
 
@@ -36,7 +36,7 @@ class ProblemViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyMod
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         problem, created = services.submit_problem(source=serializer.validated_data["source"], submitted_by=request.user)
-        if not can_view(request.user, problem):
+        if taken_down(request.user, problem):
             return Response({"detail": TAKEN_DOWN}, status=status.HTTP_403_FORBIDDEN)
         return Response(self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
