@@ -4,12 +4,11 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Q, QuerySet
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.leaderboard import BoardRow
 from kernels.models import Candidate, Evaluation, OptimizationRun, Problem, RunEvent
-from kernels.models.visibility import listed_candidate_q
 
 
 def listed_problems(*, level: int | None = None) -> QuerySet[Problem]:
@@ -20,26 +19,36 @@ def listed_problems(*, level: int | None = None) -> QuerySet[Problem]:
 
 
 def problem_rows(filters: "ProblemFilters") -> QuerySet[Problem]:
-    """The problem list: listed problems matching `filters`, each with how many listed candidates
-    and current verified evaluations it has (counted per row shown, not for the whole table)."""
+    """The problem list: listed problems matching `filters`, in KernelBench's order."""
     problems = listed_problems(level=filters.level)
     for word in filters.q.split():
         label = _label_lookup(word)
         problems = problems.filter(Q(title__icontains=word) | (Q(**label) if label else Q(pk__in=[])))
     if filters.featured:
         problems = problems.filter(visibility=Problem.Visibility.FEATURED)
-    listed = Candidate.objects.filter(listed_candidate_q(), problem=OuterRef("pk"))
-    verified = Evaluation.objects.current().verified().listed().filter(candidate__problem=OuterRef("pk"))
     if filters.verified:
-        problems = problems.filter(Exists(verified))
-    return problems.annotate(
-        candidate_count=_count(listed),
-        verified_count=_count(verified),
-    ).order_by("level", "task", "id")
+        problems = problems.filter(pk__in=_verified_kernels().values("candidate__problem"))
+    return problems.order_by("level", "task", "id")
 
 
-def _count(rows: QuerySet) -> Subquery:
-    return Subquery(rows.order_by().values(group=Value(1)).annotate(n=Count("pk")).values("n")[:1])
+def with_counts(problems) -> list[Problem]:
+    """`problems` (a page of them), each with how many listed candidates and current verified
+    evaluations it has: two grouped queries for the page, not a count per problem of the table
+    (at 20,000 evaluations that was seconds; benchmarks/RESULTS.md)."""
+    problems = list(problems)
+    ids = [problem.pk for problem in problems]
+    candidates = Candidate.objects.listed().filter(problem__in=ids).values("problem").annotate(n=Count("pk"))
+    verified = _verified_kernels().filter(candidate__problem__in=ids).values("candidate__problem").annotate(n=Count("pk"))
+    candidate_counts = {row["problem"]: row["n"] for row in candidates.order_by()}
+    verified_counts = {row["candidate__problem"]: row["n"] for row in verified.order_by()}
+    for problem in problems:
+        problem.candidate_count = candidate_counts.get(problem.pk, 0)
+        problem.verified_count = verified_counts.get(problem.pk, 0)
+    return problems
+
+
+def _verified_kernels() -> QuerySet[Evaluation]:
+    return Evaluation.objects.current().verified().listed()
 
 
 def _label_lookup(word: str) -> dict | None:
