@@ -5,6 +5,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import get_template, render_to_string
 
 from kernels import leaderboard, selectors, services
 from kernels.bundles import bundle, kernel_filename
@@ -16,20 +17,18 @@ from kernels.rate_limits import limit_posts
 from kernels.run_links import held_runs
 
 
-def _page(request, rows, filters):
-    """One page of `rows` (selectors.PAGE_SIZE), with the query string its links keep."""
+def _page(request, rows, filters, *, shown=list):
+    """One page of `rows` (selectors.PAGE_SIZE), made ready by `shown`, with the query string its
+    links keep."""
     page = Paginator(rows, selectors.PAGE_SIZE).get_page(request.GET.get("page"))
     links = page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)
-    return {"page": page, "page_links": links, "rows": page.object_list, "filters": filters, "query": filters.query()}
+    return {"page": page, "page_links": links, "rows": shown(page.object_list), "filters": filters, "query": filters.query()}
 
 
 def problem_list(request):
     filters = selectors.ProblemFilters.from_query(request.GET)
-    return render(
-        request,
-        "kernels/problem_list.html",
-        {**_page(request, selectors.problem_rows(filters), filters), "levels": selectors.problem_levels()},
-    )
+    page = _page(request, selectors.problem_rows(filters), filters, shown=selectors.with_counts)
+    return render(request, "kernels/problem_list.html", {**page, "levels": selectors.problem_levels()})
 
 
 def problem_detail(request, pk):
@@ -110,19 +109,34 @@ def leaderboard_index(request):
     return render(request, "kernels/leaderboard.html", {"archs": [], "arch": None})
 
 
+def _board_html(board: leaderboard.Board) -> dict:
+    """What of the leaderboard's page depends on the board alone: each row and the summary, made
+    once per change of the leaderboard (Board.kept), not on every request."""
+    row = get_template("kernels/leaderboard_row.html")
+    return {
+        "rows": {r.kernel: row.render({"row": r}) for r in board.rows},
+        "summary": render_to_string(
+            "kernels/leaderboard_summary.html", {"arch": board.arch, "summary": board.summary, "chart": board.chart}
+        ),
+    }
+
+
 def leaderboard_arch(request, arch):
     board = leaderboard.board(arch)
+    html = board.kept("html", lambda: _board_html(board))
     filters = selectors.LeaderboardFilters.from_query(request.GET)
+    page = _page(request, filters.apply(board.rows), filters)
     return render(
         request,
         "kernels/leaderboard.html",
         {
-            **_page(request, filters.apply(board.rows), filters),
+            **page,
+            "row_html": [html["rows"][row.kernel] for row in page["rows"]],
+            "summary_html": html["summary"],
             "archs": leaderboard.leaderboard_archs(),
             "arch": arch,
-            "summary": board.summary,
             "chart": board.chart,
-            "choices": selectors.leaderboard_choices(board.rows),
+            "choices": board.kept("choices", lambda: selectors.leaderboard_choices(board.rows)),
             "sorts": selectors.SORT_NAMES,
         },
     )
