@@ -113,6 +113,7 @@ def verdict(rng: random.Random, status: str, speedups: dict, intervals: dict, fl
 
 def fill(evaluations: int, seed: int) -> dict:
     """KernelBench's problems and `evaluations` evaluations on ARCH, 90% verified."""
+    from django.db import connection
     from django.utils import timezone
 
     from evaluation.harness import HARNESS_VERSION
@@ -171,6 +172,9 @@ def fill(evaluations: int, seed: int) -> dict:
                 )
             )
         Evaluation.objects.bulk_create(rows, batch_size=500)
+    # A database in service has its planner's statistics; a bulk fill has none until autovacuum runs.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
     return {
         "problems": len(problems),
         "evaluations": Evaluation.objects.count(),
