@@ -74,7 +74,7 @@ class RunViewSet(
             run = OptimizationRun.objects.filter(pk=int(self.kwargs["pk"])).only("pk", "link_key").first()
             held += [run.pk] if run is not None and opens(run, key) else []
         runs = OptimizationRun.objects.visible_to(self.request.user, runs=held)
-        runs = runs.prefetch_related("candidates").order_by("-created_at")
+        runs = runs.select_related("problem").prefetch_related("candidates").order_by("-created_at")  # its url reads it
         if self.action == "list":
             if not self.request.user.is_authenticated:
                 return runs.none()

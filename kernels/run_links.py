@@ -18,8 +18,10 @@ def held_runs(session) -> list[int]:
 
 
 def hold_run(session, run) -> None:
-    runs = [pk for pk in held_runs(session) if pk != run.pk] + [run.pk]
-    session[SESSION_KEY] = runs[-KEPT:]
+    held = held_runs(session)
+    if held[-1:] == [run.pk]:
+        return  # already the newest: the session is not written again
+    session[SESSION_KEY] = ([pk for pk in held if pk != run.pk] + [run.pk])[-KEPT:]
 
 
 def opens(run, key: str) -> bool:
