@@ -10,10 +10,22 @@ from inference.backends import available_backends
 from kernels.api.serializers import JsonTypes
 from kernels.models import OptimizationRun, Problem
 from kernels.rate_limits import ScopedWrites
+from kernels.run_links import held_runs, opens
+
+
+class VisibleProblemField(serializers.PrimaryKeyRelatedField):
+    """A problem the caller may see: public, or a paste of theirs (kernels.models.visibility), never
+    one staff hid."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        runs = held_runs(getattr(request, "session", None))
+        return Problem.objects.visible_to(user, runs=runs).exclude(visibility=Problem.Visibility.HIDDEN)
 
 
 class RunSerializer(JsonTypes, serializers.ModelSerializer):
-    problem = serializers.PrimaryKeyRelatedField(queryset=Problem.objects.public())
+    problem = VisibleProblemField()
     max_rounds = serializers.IntegerField(min_value=1, max_value=20, default=2)
     backend = serializers.ChoiceField(choices=[], default="builtin", help_text="The model that proposes the kernels.")
     target_speedup = serializers.FloatField(
@@ -59,14 +71,23 @@ class RunSerializer(JsonTypes, serializers.ModelSerializer):
 class RunViewSet(
     ScopedWrites, mixins.CreateModelMixin, mixins.RetrieveModelMixin, mixins.ListModelMixin, viewsets.GenericViewSet
 ):
-    """Optimization runs. Anyone may read a run; signed-in users start runs and list their own."""
+    """Optimization runs. Anyone may read a run on a public problem; a run on a paste opens with its
+    link's key (`?key=`, as in its `url`). Signed-in users start runs and list their own."""
 
     serializer_class = RunSerializer
     filterset_fields = ["status", "backend", "problem"]
     throttle_scope = "runs"
 
     def get_queryset(self):
-        runs = OptimizationRun.objects.visible_to(self.request.user).prefetch_related("candidates").order_by("-created_at")
+        if getattr(self, "swagger_fake_view", False):
+            return OptimizationRun.objects.none()
+        held = held_runs(getattr(self.request, "session", None))
+        key = self.request.query_params.get("key", "")
+        if key and self.kwargs.get("pk", "").isdigit():
+            run = OptimizationRun.objects.filter(pk=int(self.kwargs["pk"])).only("pk", "link_key").first()
+            held += [run.pk] if run is not None and opens(run, key) else []
+        runs = OptimizationRun.objects.visible_to(self.request.user, runs=held)
+        runs = runs.select_related("problem").prefetch_related("candidates").order_by("-created_at")  # its url reads it
         if self.action == "list":
             if not self.request.user.is_authenticated:
                 return runs.none()

@@ -19,6 +19,7 @@ from inference.transcript import WRITE_INTERVAL_S
 from kernels.consumers import EventsConsumer
 from kernels.live.events import evaluation_event, run_group
 from kernels.models import Evaluation, OptimizationRun
+from kernels.run_links import held_runs
 from kernels.selectors import run_events_between, run_transcript
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,8 @@ def current_evaluations(run_id: int) -> list[dict]:
 
 class RunConsumer(EventsConsumer):
     def may_listen(self, user) -> bool:
-        return OptimizationRun.objects.visible_to(user).filter(pk=self.run_id).exists()
+        runs = held_runs(self.scope.get("session"))
+        return OptimizationRun.objects.visible_to(user, runs=runs).filter(pk=self.run_id).exists()
 
     def group_name(self) -> str:
         return run_group(self.run_id)

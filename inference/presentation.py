@@ -7,6 +7,7 @@ import math
 
 from inference.markdown import render_markdown
 from kernels.models import Evaluation, OptimizationRun, RunEvent
+from kernels.models.evaluations import NO_DIFFERENCE, Speedup
 from kernels.presentation import highlighted_python
 
 MARKDOWN_KINDS = (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER)
@@ -66,8 +67,12 @@ def format_ms(value: float | None) -> str:
     return f"{value:.{decimals}f} ms"
 
 
-def format_speedup(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}x"
+def format_speedup(speedup: Speedup) -> str:
+    """A speedup as the run page shows it: noise (its interval reaching within 1% of 1) is said,
+    never shown as a number (kernels.models.evaluations.Speedup); static/js/run.js does the same."""
+    if speedup.value is None:
+        return "—"
+    return NO_DIFFERENCE if speedup.difference == NO_DIFFERENCE else f"{speedup.value:.2f}x"
 
 
 def verdict_row(evaluation: Evaluation, wait: str = "") -> dict:
@@ -79,7 +84,7 @@ def verdict_row(evaluation: Evaluation, wait: str = "") -> dict:
         "speedups": [
             {
                 "baseline": label,
-                "speedup": format_speedup(getattr(evaluation, f"speedup_{name}")),
+                "speedup": format_speedup(evaluation.speedup(name)),
                 "time": format_ms(times.get(name)),
             }
             for name, label in BASELINES

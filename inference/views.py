@@ -9,8 +9,9 @@ from inference.forms import RunForm
 from kernels import selectors
 from kernels.models import Evaluation, OptimizationRun, Problem
 from kernels.models.internal_details import error_detail_for
-from kernels.models.visibility import TAKEN_DOWN, can_view
+from kernels.models.visibility import TAKEN_DOWN, taken_down
 from kernels.rate_limits import limit_posts
+from kernels.run_links import held_runs, hold_run, opens
 from kernels.services import submit_problem
 from verification.confinement import unconfined_verdicts, unconfined_warning
 from verification.waiting import waits_for
@@ -33,7 +34,7 @@ def demo(request):
         if form.is_valid():
             user = request.user if request.user.is_authenticated else None
             problem, created = submit_problem(source=form.cleaned_data["source"], submitted_by=user)
-            if not can_view(request.user, problem):
+            if taken_down(request.user, problem):
                 form.add_error("source", TAKEN_DOWN)
             else:
                 try:
@@ -47,7 +48,8 @@ def demo(request):
                 except services.RunError as error:
                     form.add_error(None, str(error))
                 else:
-                    if not created:
+                    hold_run(request.session, run)  # its starter holds its link
+                    if not created and problem.visibility != Problem.Visibility.UNLISTED:
                         messages.info(request, _known_problem(problem))
                     return redirect(run)
     else:
@@ -80,8 +82,13 @@ def _known_problem(problem: Problem) -> str:
 
 
 def _visible_run(request, pk) -> OptimizationRun:
+    """The run with its candidates where this browser may see it; a link with the run's key opens it
+    (a paste's run included) and the session holds it from then on."""
+    run = OptimizationRun.objects.filter(pk=pk).only("pk", "link_key").first()
+    if run is not None and opens(run, request.GET.get("key", "")):
+        hold_run(request.session, run)  # its kernels, problem and socket open for this browser too
     try:
-        return selectors.run_with_candidates(pk, user=request.user)
+        return selectors.run_with_candidates(pk, user=request.user, runs=held_runs(request.session))
     except OptimizationRun.DoesNotExist:
         raise Http404("No such run.") from None
 

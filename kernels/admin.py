@@ -7,7 +7,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html, format_html_join
 
 from evaluation.harness import HARNESS_VERSION
-from kernels import curation
+from kernels import curation, leaderboard
 from kernels.models import (
     AuditEntry,
     Candidate,
@@ -30,13 +30,38 @@ def _pretty_json(value) -> str:
     return format_html('<pre class="pretty-json">{}</pre>', json.dumps(value, indent=2, sort_keys=True))
 
 
+class ChangesLeaderboard:
+    """Staff's edits in a change form and deletions reach the leaderboard from the next request, as
+    the curation services' changes do."""
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        leaderboard.changed()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        leaderboard.changed()
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        leaderboard.changed()
+
+
 @admin.register(Problem)
-class ProblemAdmin(admin.ModelAdmin):
+class ProblemAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "label", "title", "origin", "visibility", "degenerate", "created_at"]
     list_filter = ["origin", "level", "visibility", "degenerate", "counts_in_statistics"]
     search_fields = ["title", "source", "normalized_hash"]
     readonly_fields = ["normalized_hash", "created_at"]
-    actions = ["make_listed", "make_featured", "make_hidden", "count_in_statistics", "keep_out_of_statistics", "reverify"]
+    actions = [
+        "promote",
+        "make_listed",
+        "make_featured",
+        "make_hidden",
+        "count_in_statistics",
+        "keep_out_of_statistics",
+        "reverify",
+    ]
 
     @admin.display(description="Problem")
     def label(self, obj):
@@ -46,6 +71,18 @@ class ProblemAdmin(admin.ModelAdmin):
         for problem in queryset:
             curation.set_problem_visibility(problem=problem, visibility=visibility, by=request.user)
         self.message_user(request, f"{queryset.count()} problems are now {visibility}.", messages.SUCCESS)
+
+    @admin.action(description="Promote selected pastes to public problems (listed, on the leaderboard)", permissions=["change"])
+    def promote(self, request, queryset):
+        promoted = 0
+        for problem in queryset:
+            try:
+                curation.promote_problem(problem=problem, by=request.user)
+                promoted += 1
+            except ValueError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+        if promoted:
+            self.message_user(request, f"{promoted} pastes promoted to public problems.", messages.SUCCESS)
 
     @admin.action(description="List selected problems", permissions=["change"])
     def make_listed(self, request, queryset):
@@ -109,7 +146,7 @@ class CurrentHarnessFilter(admin.SimpleListFilter):
 
 
 @admin.register(Candidate)
-class CandidateAdmin(admin.ModelAdmin):
+class CandidateAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "problem", "origin", "origin_label", "language", "curation", "created_at"]
     list_filter = ["curation", CurrentHarnessFilter, "origin", "origin_label", "language", "problem__level"]
     search_fields = ["code", "source_hash", "problem__title"]
@@ -192,7 +229,7 @@ class ClaimAdmin(admin.ModelAdmin):
 
 
 @admin.register(Evaluation)
-class EvaluationAdmin(admin.ModelAdmin):
+class EvaluationAdmin(ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "candidate", "arch", "status", "stage", "speedup_eager", "precision_tier", "finished_at"]
     list_filter = ["arch", "status", "harness_version", "precision_tier", "release"]
     search_fields = ["reason", "worker", "candidate__problem__title"]

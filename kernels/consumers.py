@@ -14,6 +14,7 @@ from django.contrib.auth.models import AnonymousUser
 from kernels import leaderboard
 from kernels.live.events import candidate_group, leaderboard_group
 from kernels.models import Candidate
+from kernels.run_links import held_runs
 
 # The close code of a handshake refused because what the socket would follow does not exist.
 NOT_FOUND = 4404
@@ -68,7 +69,8 @@ class CandidateEventsConsumer(EventsConsumer):
         return int(self.scope["url_route"]["kwargs"]["candidate_id"])
 
     def may_listen(self, user) -> bool:
-        return Candidate.objects.visible_to(user).filter(pk=self.candidate_id()).exists()
+        runs = held_runs(self.scope.get("session"))
+        return Candidate.objects.visible_to(user, runs=runs).filter(pk=self.candidate_id()).exists()
 
     def group_name(self) -> str:
         return candidate_group(self.candidate_id())

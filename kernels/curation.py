@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
+from kernels import leaderboard
 from kernels.live.broadcast import group_send
 from kernels.live.events import candidate_group, run_group
 from kernels.models import AuditEntry, Candidate, Curation, HackReport, OptimizationRun, Problem, ProofCheck
@@ -35,6 +36,7 @@ def curate_kernel(*, candidate: Candidate, state: str, by, reason: str = "") -> 
     candidate.curate(state=state, by=by if by is not None and by.is_authenticated else None, reason=reason)
     audit(actor=by, action=f"kernel {state}", target=candidate, detail=f"was {previous}. {reason}".strip())
     recheck_sockets([candidate_group(candidate.pk)] + ([run_group(candidate.run_id)] if candidate.run_id else []))
+    leaderboard.changed()
     return candidate
 
 
@@ -49,6 +51,20 @@ def set_problem_visibility(*, problem: Problem, visibility: str, by) -> Problem:
         [candidate_group(pk) for pk in problem.candidates.values_list("pk", flat=True)]
         + [run_group(pk) for pk in OptimizationRun.objects.filter(problem=problem).values_list("pk", flat=True)]
     )
+    leaderboard.changed()
+    return problem
+
+
+@transaction.atomic
+def promote_problem(*, problem: Problem, by) -> Problem:
+    """Staff make a pasted module a public problem: listed, its kernels on the leaderboard and in
+    its statistics. Only an unlisted paste is promoted; the others have a visibility of their own."""
+    if problem.visibility != Problem.Visibility.UNLISTED:
+        raise ValueError(f"{problem.label} is {problem.visibility}, not an unlisted paste: set its visibility instead.")
+    problem.visibility = Problem.Visibility.LISTED
+    problem.save(update_fields=["visibility"])
+    audit(actor=by, action="problem promoted", target=problem, detail="was unlisted (a paste seen through its runs)")
+    leaderboard.changed()
     return problem
 
 
@@ -71,6 +87,7 @@ def set_problem_in_statistics(*, problem: Problem, counted: bool, by) -> Problem
     problem.counts_in_statistics = counted
     problem.save(update_fields=["counts_in_statistics"])
     audit(actor=by, action="problem counted in statistics" if counted else "problem kept out of statistics", target=problem)
+    leaderboard.changed()
     return problem
 
 

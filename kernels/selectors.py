@@ -1,26 +1,63 @@
 """Selectors: the reads behind the pages and the API. Who sees what is kernels.models.visibility's."""
 
+import re
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from evaluation.harness import HARNESS_VERSION
+from kernels.leaderboard import BoardRow
 from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, Problem, RunEvent
-from kernels.models.visibility import current_verified_q, listed_candidate_q
 
 
 def listed_problems(*, level: int | None = None) -> QuerySet[Problem]:
     problems = Problem.objects.listed()
     if level is not None:
         problems = problems.filter(level=level)
-    listed = listed_candidate_q("candidates__")
-    # Both counts join the same rows (a candidate once per evaluation): hence distinct.
-    return problems.annotate(
-        candidate_count=Count("candidates", filter=listed, distinct=True),
-        verified_count=Count(
-            "candidates__evaluations", filter=listed & current_verified_q("candidates__evaluations__"), distinct=True
-        ),
-    )
+    return problems
+
+
+def problem_rows(filters: "ProblemFilters") -> QuerySet[Problem]:
+    """The problem list: listed problems matching `filters`, in KernelBench's order."""
+    problems = listed_problems(level=filters.level)
+    for word in filters.q.split():
+        label = _label_lookup(word)
+        problems = problems.filter(Q(title__icontains=word) | (Q(**label) if label else Q(pk__in=[])))
+    if filters.featured:
+        problems = problems.filter(visibility=Problem.Visibility.FEATURED)
+    if filters.verified:
+        problems = problems.filter(pk__in=_verified_kernels().values("candidate__problem"))
+    return problems.order_by("level", "task", "id")
+
+
+def with_counts(problems) -> list[Problem]:
+    """`problems` (a page of them), each with how many listed candidates and current verified
+    evaluations it has: two grouped queries for the page, not a count per problem of the table
+    (at 20,000 evaluations that was seconds; benchmarks/RESULTS.md)."""
+    problems = list(problems)
+    ids = [problem.pk for problem in problems]
+    candidates = Candidate.objects.listed().filter(problem__in=ids).values("problem").annotate(n=Count("pk"))
+    verified = _verified_kernels().filter(candidate__problem__in=ids).values("candidate__problem").annotate(n=Count("pk"))
+    candidate_counts = {row["problem"]: row["n"] for row in candidates.order_by()}
+    verified_counts = {row["candidate__problem"]: row["n"] for row in verified.order_by()}
+    for problem in problems:
+        problem.candidate_count = candidate_counts.get(problem.pk, 0)
+        problem.verified_count = verified_counts.get(problem.pk, 0)
+    return problems
+
+
+def _verified_kernels() -> QuerySet[Evaluation]:
+    return Evaluation.objects.current().verified().listed()
+
+
+def _label_lookup(word: str) -> dict | None:
+    """A search word that names a problem by its label: "L2", "T40", "L2T40" (any case)."""
+    match = re.fullmatch(r"(?:l(\d{1,2}))?(?:t(\d{1,3}))?", word.lower())
+    if not match or not any(match.groups()):
+        return None
+    level, task = match.groups()
+    return {key: int(value) for key, value in (("level", level), ("task", task)) if value}
 
 
 def problem_levels() -> list[int]:
@@ -47,9 +84,9 @@ def outdated_kernels(*, arch: str | None = None, candidates=None) -> dict[str, l
     return plan
 
 
-def run_with_candidates(run_id: int, *, user) -> OptimizationRun:
-    """The run, if `user` may see it (OptimizationRun.DoesNotExist if not)."""
-    runs = OptimizationRun.objects.visible_to(user)
+def run_with_candidates(run_id: int, *, user, runs=()) -> OptimizationRun:
+    """The run, if `user` (holding the links of `runs`) may see it (OptimizationRun.DoesNotExist if not)."""
+    runs = OptimizationRun.objects.visible_to(user, runs=runs)
     return runs.select_related("problem").prefetch_related("candidates__evaluations").get(pk=run_id)
 
 
@@ -79,42 +116,123 @@ def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:
 
 
 SORTS = {
-    "problem": lambda e: (e.candidate.problem.level or 99, e.candidate.problem.task or 0),
-    "eager": lambda e: -(e.speedup_eager or 0),
-    "compile": lambda e: -(e.speedup_compile or 0),
-    "compile-ro": lambda e: -(e.speedup_compile_ro or 0),
-    "cudagraph": lambda e: -(e.speedup_cudagraph or 0),
+    "problem": lambda row: (row.level or 99, row.task or 0, row.problem),
+    "eager": lambda row: -(row.values["eager"] or 0),
+    "compile": lambda row: -(row.values["compile"] or 0),
+    "compile-ro": lambda row: -(row.values["compile-ro"] or 0),
+    "cudagraph": lambda row: -(row.values["cudagraph"] or 0),
 }
+SORT_NAMES = {
+    "problem": "problem",
+    "eager": "vs eager",
+    "compile": "vs torch.compile",
+    "compile-ro": "vs compile (reduce-overhead)",
+    "cudagraph": "vs CUDA graph",
+}
+PAGE_SIZE = 50
+
+
+def _level(value: str) -> int | None:
+    return int(value) if value.isdigit() and len(value) < 4 else None
 
 
 @dataclass
 class LeaderboardFilters:
-    """The leaderboard's filters and sort, read from the query string so links can share them."""
+    """The leaderboard's search, filters and sort, read from the query string so that a link keeps
+    them (its page too: `query` gives the rest of the URL for another page)."""
 
+    q: str = ""
     level: int | None = None
     origin: str = ""
     flag: str = ""
+    featured: bool = False
+    wins: bool = False
     sort: str = "problem"
 
     @classmethod
     def from_query(cls, query) -> "LeaderboardFilters":
-        level = query.get("level", "")
         return cls(
-            level=int(level) if level.isdigit() else None,
+            q=query.get("q", "").strip()[:100],
+            level=_level(query.get("level", "")),
             origin=query.get("origin", ""),
             flag=query.get("flag", ""),
+            featured=query.get("featured") == "1",
+            wins=query.get("wins") == "1",
             sort=query.get("sort", "problem") if query.get("sort") in SORTS else "problem",
         )
 
-    def apply(self, rows: list[Evaluation]) -> list[Evaluation]:
-        selected = [
-            row
-            for row in rows
-            if (self.level is None or row.candidate.problem.level == self.level)
-            and (not self.origin or row.candidate.origin_label == self.origin or row.candidate.origin == self.origin)
-            and (not self.flag or self.flag in (row.flags or []))
-        ]
-        return sorted(selected, key=SORTS[self.sort])
+    def matches(self, row: BoardRow) -> bool:
+        words = self.q.lower().split()
+        found = f"{row.label} {row.title} #{row.kernel} {row.origin_shown} {' '.join(row.flags)}".lower()
+        return (
+            all(word in found for word in words)
+            and (self.level is None or row.level == self.level)
+            and (not self.origin or self.origin in (row.origin_label, row.origin))
+            and (not self.flag or self.flag in row.flags)
+            and (not self.featured or row.featured)
+            and (not self.wins or row.beats("eager"))
+        )
+
+    def apply(self, rows: list[BoardRow]) -> list[BoardRow]:
+        return sorted((row for row in rows if self.matches(row)), key=SORTS[self.sort])
+
+    @property
+    def active(self) -> bool:
+        return self != LeaderboardFilters(sort=self.sort)
+
+    def query(self) -> str:
+        """The filters as a query string, without the page: for links to the other pages."""
+        shown = {
+            "q": self.q,
+            "level": self.level if self.level is not None else "",
+            "origin": self.origin,
+            "flag": self.flag,
+            "featured": "1" if self.featured else "",
+            "wins": "1" if self.wins else "",
+            "sort": self.sort if self.sort != "problem" else "",
+        }
+        return urlencode({name: value for name, value in shown.items() if value != ""})
+
+
+def leaderboard_choices(rows: list[BoardRow]) -> dict:
+    """What the filters offer: the origins and flags found among the board's rows."""
+    return {
+        "origins": sorted({row.origin_label or row.origin for row in rows}),
+        "flags": sorted({flag for row in rows for flag in row.flags}),
+        "levels": sorted({row.level for row in rows if row.level is not None}),
+    }
+
+
+@dataclass
+class ProblemFilters:
+    """The problem list's search and filters, from the query string."""
+
+    q: str = ""
+    level: int | None = None
+    featured: bool = False
+    verified: bool = False
+
+    @classmethod
+    def from_query(cls, query) -> "ProblemFilters":
+        return cls(
+            q=query.get("q", "").strip()[:100],
+            level=_level(query.get("level", "")),
+            featured=query.get("featured") == "1",
+            verified=query.get("verified") == "1",
+        )
+
+    def query(self) -> str:
+        shown = {
+            "q": self.q,
+            "level": self.level if self.level is not None else "",
+            "featured": "1" if self.featured else "",
+            "verified": "1" if self.verified else "",
+        }
+        return urlencode({name: value for name, value in shown.items() if value != ""})
+
+    @property
+    def active(self) -> bool:
+        return self != ProblemFilters()
 
 
 # Consecutive deltas of one kind are joined into one message, up to this many characters.

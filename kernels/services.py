@@ -2,6 +2,7 @@
 
 from django.db import transaction
 
+from kernels import leaderboard
 from kernels.curation import request_proof_check
 from kernels.models import Candidate, Claim, HackReport, OptimizationRun, Problem
 from kernels.signals import candidate_created
@@ -11,7 +12,8 @@ from kernels.validation import SourceError, validate_candidate, validate_problem
 
 @transaction.atomic
 def submit_problem(*, source: str, submitted_by=None) -> tuple[Problem, bool]:
-    """Accept a pasted module; the same module pasted twice is the same problem."""
+    """Accept a pasted module; the same module pasted twice is the same problem. A new paste is
+    unlisted: it belongs to its runs (kernels.models.visibility) until staff promote it."""
     valid = validate_problem(source)
     existing = Problem.objects.filter(normalized_hash=valid.normalized_hash).first()
     if existing:
@@ -21,7 +23,8 @@ def submit_problem(*, source: str, submitted_by=None) -> tuple[Problem, bool]:
         normalized_hash=valid.normalized_hash,
         title=valid.title,
         origin=Problem.Origin.USER,
-        submitted_by=submitted_by,
+        visibility=Problem.Visibility.UNLISTED,
+        submitted_by=submitted_by if submitted_by is not None and submitted_by.is_authenticated else None,
     )
     return problem, True
 
@@ -35,10 +38,14 @@ def import_kernelbench_problem(*, level: int, task: int, source: str) -> tuple[P
         taken = Problem.objects.filter(normalized_hash=valid.normalized_hash).first()
         if taken is not None:
             if taken.origin == Problem.Origin.USER:
-                # Someone pasted this task before the catalogue was loaded: it becomes the task.
+                # Someone pasted this task before the catalogue was loaded: it becomes the task, listed
+                # as the catalogue's are (unless staff hid it).
                 taken.origin, taken.level, taken.task = Problem.Origin.KERNELBENCH, level, task
                 taken.title = taken.title or valid.title
-                taken.save(update_fields=["origin", "level", "task", "title"])
+                if taken.visibility == Problem.Visibility.UNLISTED:
+                    taken.visibility = Problem.Visibility.LISTED
+                taken.save(update_fields=["origin", "level", "task", "title", "visibility"])
+                leaderboard.changed()
                 return taken, "updated"
             raise SourceError([f"Level {level} task {task} has the same code as {taken.label}."])
         problem = Problem.objects.create(
@@ -49,11 +56,13 @@ def import_kernelbench_problem(*, level: int, task: int, source: str) -> tuple[P
             level=level,
             task=task,
         )
+        leaderboard.changed()  # one more problem in the statistics' counts
         return problem, "created"
     if problem.normalized_hash == valid.normalized_hash:
         return problem, "unchanged"
     problem.source, problem.normalized_hash, problem.title = valid.source, valid.normalized_hash, valid.title
     problem.save(update_fields=["source", "normalized_hash", "title"])
+    leaderboard.changed()
     return problem, "updated"
 
 

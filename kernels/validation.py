@@ -4,6 +4,7 @@ Each failure names what is wrong and what to do, so the person who pasted the co
 """
 
 import ast
+import re
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -93,14 +94,72 @@ def _check_input_function(bound: dict, name: str, errors: list[str]) -> None:
         errors.append(f"`{name}()` must be callable without arguments; give its parameters defaults.")
 
 
+# Docstrings' openings that say nothing of what the model is, and endings that add nothing.
+_DOC_OPENING = re.compile(
+    r"^(?:initiali[sz]es?\s+(?:the\s+|an?\s+)?|forward\s+pass\s+(?:of|through|for)\s+(?:the\s+|an?\s+)?)", re.I
+)
+_DOC_ENDING = re.compile(r"\s+(?:implementation\b.*|in\s+pytorch)$", re.I)
+# Containers hold layers; they are not what a model is built from.
+_CONTAINERS = {"Sequential", "ModuleList", "ModuleDict", "Parameter", "ParameterList", "Identity"}
+
+
+def _described(doc: str | None) -> str:
+    """What a docstring's first sentence says the model is, or "" where it lists parameters."""
+    paragraph = " ".join((doc or "").split("\n\n")[0].split())
+    if not paragraph or paragraph.startswith((":", "Args", "Parameters", "Returns")):
+        return ""
+    sentence = re.split(r"(?<=[a-z0-9)])\.\s", paragraph)[0].rstrip(".").split(" :param")[0]
+    sentence = _DOC_ENDING.sub("", _DOC_OPENING.sub("", sentence)).strip()
+    return sentence[:1].upper() + sentence[1:]
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _layers(model: ast.ClassDef) -> list[str]:
+    """The torch.nn layers the model makes (nn.Conv2d(...)), in order of first appearance."""
+    found = []
+    for node in ast.walk(model):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.AST):
+            owner = ast.unparse(node.func.value)
+            name = node.func.attr
+            if owner in ("nn", "torch.nn") and name[:1].isupper() and name not in _CONTAINERS and name not in found:
+                found.append(name)
+    return found
+
+
 def _title(tree: ast.Module) -> str:
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "Model":
-            doc = ast.get_docstring(node) or ""
-            first = " ".join(doc.split("\n\n")[0].split())
-            if first:
-                return first[:200]
-    return ""
+    """A problem's title, from its classes' names and docstrings: Model's docstring (KernelBench's
+    levels 1 and 2 say what the model does there), else what its __init__ or forward docstring says it
+    is ("Initialize the VGG16 model." gives "VGG16 model"), else the classes it is built from, else
+    the torch.nn layers it makes. Level 3's modules mostly document only their parameters."""
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    model = next((node for node in classes if node.name == "Model"), None)
+    if model is None:
+        return ""
+    first = " ".join((ast.get_docstring(model) or "").split("\n\n")[0].split())
+    if first:
+        return first[:200]
+    methods = {item.name: item for item in model.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for name in ("__init__", "forward"):
+        described = _described(ast.get_docstring(methods[name])) if name in methods else ""
+        if described:
+            return described[:200]
+    helpers = [node.name for node in classes if node is not model]
+    if helpers:
+        return f"Network of {_listed(helpers)}"[:200]
+    layers = _layers(model)
+    return f"{_listed(layers)} layers"[:200] if layers else ""
+
+
+def problem_title(source: str) -> str:
+    """The title _title derives, for a module already accepted (the migration that titled the
+    problems imported without one); "" for one that no longer parses."""
+    try:
+        return _title(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError):
+        return ""
 
 
 def validate_problem(source: str) -> ValidProblem:

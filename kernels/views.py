@@ -2,8 +2,10 @@
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import get_template, render_to_string
 
 from kernels import claims_audit, leaderboard, selectors, services
 from kernels.bundles import bundle, kernel_filename
@@ -12,24 +14,25 @@ from kernels.models import Candidate, Problem
 from kernels.models.internal_details import shown_to
 from kernels.presentation import highlighted_diff, highlighted_python
 from kernels.rate_limits import limit_posts
+from kernels.run_links import held_runs
+
+
+def _page(request, rows, filters, *, shown=list):
+    """One page of `rows` (selectors.PAGE_SIZE), made ready by `shown`, with the query string its
+    links keep."""
+    page = Paginator(rows, selectors.PAGE_SIZE).get_page(request.GET.get("page"))
+    links = page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)
+    return {"page": page, "page_links": links, "rows": shown(page.object_list), "filters": filters, "query": filters.query()}
 
 
 def problem_list(request):
-    level = request.GET.get("level")
-    try:
-        level = int(level) if level else None
-    except ValueError:
-        level = None
-    problems = selectors.listed_problems(level=level)
-    return render(
-        request,
-        "kernels/problem_list.html",
-        {"problems": problems, "levels": selectors.problem_levels(), "level": level},
-    )
+    filters = selectors.ProblemFilters.from_query(request.GET)
+    page = _page(request, selectors.problem_rows(filters), filters, shown=selectors.with_counts)
+    return render(request, "kernels/problem_list.html", {**page, "levels": selectors.problem_levels()})
 
 
 def problem_detail(request, pk):
-    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
+    problem = get_object_or_404(Problem.objects.visible_to(request.user, runs=held_runs(request.session)), pk=pk)
     return render(
         request,
         "kernels/problem_detail.html",
@@ -44,12 +47,13 @@ def problem_detail(request, pk):
 
 
 def problem_source(request, pk):
-    problem = get_object_or_404(Problem.objects.visible_to(request.user), pk=pk)
+    problem = get_object_or_404(Problem.objects.visible_to(request.user, runs=held_runs(request.session)), pk=pk)
     return HttpResponse(problem.source.encode(), content_type="text/x-python; charset=utf-8")
 
 
 def _visible_candidate(request, pk) -> Candidate:
-    return get_object_or_404(Candidate.objects.visible_to(request.user).select_related("problem"), pk=pk)
+    candidates = Candidate.objects.visible_to(request.user, runs=held_runs(request.session))
+    return get_object_or_404(candidates.select_related("problem"), pk=pk)
 
 
 def candidate_detail(request, pk):
@@ -107,21 +111,37 @@ def leaderboard_index(request):
     return render(request, "kernels/leaderboard.html", {"archs": [], "arch": None})
 
 
+def _board_html(board: leaderboard.Board) -> dict:
+    """What of the leaderboard's page depends on the board alone: each row and the summary, made
+    once per change of the leaderboard (Board.kept), not on every request."""
+    row = get_template("kernels/leaderboard_row.html")
+    return {
+        "rows": {r.kernel: row.render({"row": r}) for r in board.rows},
+        "summary": render_to_string(
+            "kernels/leaderboard_summary.html", {"arch": board.arch, "summary": board.summary, "chart": board.chart}
+        ),
+    }
+
+
 def leaderboard_arch(request, arch):
     if not leaderboard.arch_exists(arch):
         raise Http404(f"No kernel has been evaluated on {arch!r}.")
-    rows = leaderboard.best_per_problem(arch)
+    board = leaderboard.board(arch)
+    html = board.kept("html", lambda: _board_html(board))
     filters = selectors.LeaderboardFilters.from_query(request.GET)
+    page = _page(request, filters.apply(board.rows), filters)
     return render(
         request,
         "kernels/leaderboard.html",
         {
+            **page,
+            "row_html": [html["rows"][row.kernel] for row in page["rows"]],
+            "summary_html": html["summary"],
             "archs": leaderboard.leaderboard_archs(),
             "arch": arch,
-            "summary": leaderboard.summary_table(arch, rows=rows),
-            "rows": filters.apply(rows),
-            "filters": filters,
-            "chart": leaderboard.distribution(rows),
+            "chart": board.chart,
+            "choices": board.kept("choices", lambda: selectors.leaderboard_choices(board.rows)),
+            "sorts": selectors.SORT_NAMES,
         },
     )
 

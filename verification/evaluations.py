@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import verdict as harness_verdict
+from kernels import leaderboard
 from kernels.live.progress import publish_evaluation
 from kernels.models import Candidate, Evaluation, Release
 from verification.jobs import MAX_RETRIES
@@ -153,12 +154,16 @@ def fail(evaluation: Evaluation, reason: str, *, detail: str = "") -> None:
 def record_verdict(
     evaluation: Evaluation, verdict: harness_verdict.Verdict, *, worker: str = "", harness_seconds: float | None = None
 ) -> None:
-    """The harness's verdict, stored with the figures the pages sort on, then published."""
-    evaluation.apply_verdict(verdict, worker=worker)
-    if harness_seconds is not None:
-        evaluation.harness_seconds = harness_seconds
-    evaluation.save()
-    _publish_on_commit(evaluation)
+    """The harness's verdict, stored with the figures the pages sort on, then published; a verified
+    one is on the leaderboard from the next request."""
+    with transaction.atomic():
+        evaluation.apply_verdict(verdict, worker=worker)
+        if harness_seconds is not None:
+            evaluation.harness_seconds = harness_seconds
+        evaluation.save()
+        _publish_on_commit(evaluation)
+        if evaluation.status == Evaluation.Status.VERIFIED:
+            leaderboard.changed()
 
 
 # What record_imported_verdict did with one verdict of a release.
@@ -188,6 +193,7 @@ def record_imported_verdict(
                 return KEPT_LIVE, evaluation
             if evaluation.release_id is not None and evaluation.finished_at >= measured_at:
                 return KEPT_NEWER, evaluation
+        was_verified = evaluation.status == Evaluation.Status.VERIFIED
         evaluation.apply_verdict(verdict)
         evaluation.release = release
         evaluation.worker = evaluation.error_detail = evaluation.message_id = evaluation.queue = ""
@@ -196,6 +202,8 @@ def record_imported_verdict(
         evaluation.harness_seconds = (verdict.get("cost") or {}).get("total_s")
         evaluation.save()
         _publish_on_commit(evaluation)
+        if was_verified or evaluation.status == Evaluation.Status.VERIFIED:
+            leaderboard.changed()
     return IMPORTED, evaluation
 
 
@@ -208,11 +216,15 @@ def reopen(candidates, *, archs: list[str], priority: str = BULK) -> list[Evalua
     for candidate in candidates:
         with transaction.atomic():
             current = Evaluation.objects.select_for_update().filter(candidate=candidate, harness_version=HARNESS_VERSION)
-            current.filter(arch__in=archs).exclude(status__in=Evaluation.PENDING).delete()
+            replaced = current.filter(arch__in=archs).exclude(status__in=Evaluation.PENDING)
+            was_verified = replaced.filter(status=Evaluation.Status.VERIFIED).exists()
+            replaced.delete()
             pending = list(current.filter(status__in=Evaluation.PENDING))
             lost = [evaluation for evaluation in pending if evaluation.arch in archs and is_lost(evaluation)]
             for evaluation in lost:
                 send(evaluation, priority=priority)
             missing = [arch for arch in archs if arch not in {evaluation.arch for evaluation in pending}]
             reopened += lost + open_evaluations(candidate, missing, priority=priority)
+            if was_verified:
+                leaderboard.changed()
     return reopened

@@ -276,21 +276,34 @@ CURATION_REQUEST = PolymorphicProxySerializer(
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
-    problem = serializers.IntegerField(source="candidate.problem_id")
-    problem_label = serializers.CharField(source="candidate.problem.label")
-    level = serializers.IntegerField(source="candidate.problem.level", allow_null=True)
-    task = serializers.IntegerField(source="candidate.problem.task", allow_null=True)
-    kernel = serializers.IntegerField(source="candidate_id")
-    evaluation = serializers.IntegerField(source="pk")
-    speedup_eager = serializers.FloatField(allow_null=True)
-    speedup_compile = serializers.FloatField(allow_null=True)
-    speedup_compile_ro = serializers.FloatField(allow_null=True)
-    speedup_cudagraph = serializers.FloatField(allow_null=True)
+    """One problem's best kernel (kernels.leaderboard.BoardRow)."""
+
+    problem = serializers.IntegerField()
+    problem_label = serializers.CharField(source="label")
+    title = serializers.CharField()
+    level = serializers.IntegerField(allow_null=True)
+    task = serializers.IntegerField(allow_null=True)
+    kernel = serializers.IntegerField()
+    evaluation = serializers.IntegerField()
+    featured = serializers.BooleanField()
+    speedup_eager = serializers.FloatField(source="values.eager", allow_null=True)
+    speedup_compile = serializers.FloatField(source="values.compile", allow_null=True)
+    speedup_compile_ro = serializers.FloatField(source="values.compile-ro", allow_null=True)
+    speedup_cudagraph = serializers.FloatField(source="values.cudagraph", allow_null=True)
+    speedup_intervals = serializers.DictField(
+        source="intervals",
+        child=serializers.ListField(child=serializers.FloatField(), allow_null=True),
+        help_text="The 95% interval of each speedup, by baseline (null where none was measured)",
+    )
+    beats = serializers.SerializerMethodField(help_text="By baseline: faster beyond doubt (the whole interval above 1.01)")
     precision_tier = serializers.CharField()
     flags = serializers.ListField(child=serializers.CharField())
-    origin = serializers.CharField(source="candidate.origin")
-    origin_label = serializers.CharField(source="candidate.origin_label")
-    finished_at = serializers.DateTimeField()
+    origin = serializers.CharField()
+    origin_label = serializers.CharField()
+    finished_at = serializers.DateTimeField(source="finished", allow_null=True)
+
+    def get_beats(self, row) -> dict[str, bool]:
+        return {baseline: row.beats(baseline) for baseline in row.values}
 
 
 class SummarySerializer(serializers.Serializer):

@@ -1,7 +1,5 @@
 """The public REST API: thin views that validate, call one service or selector, and serialize."""
 
-import json
-
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -19,7 +17,7 @@ from kernels import curation, leaderboard, services
 from kernels.api import serializers
 from kernels.api.schema import ErrorSerializer
 from kernels.models import Candidate, Evaluation, HackReport, Problem
-from kernels.models.visibility import TAKEN_DOWN, can_view
+from kernels.models.visibility import TAKEN_DOWN, taken_down
 from kernels.rate_limits import ScopedWrites
 
 
@@ -69,7 +67,7 @@ class ProblemViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyMod
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         problem, created = services.submit_problem(source=serializer.validated_data["source"], submitted_by=request.user)
-        if not can_view(request.user, problem):
+        if taken_down(request.user, problem):
             return Response({"detail": TAKEN_DOWN}, status=status.HTTP_403_FORBIDDEN)
         return Response(self.get_serializer(problem).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -200,9 +198,9 @@ def board_of(arch: str) -> str:
 @permission_classes([permissions.AllowAny])
 def leaderboard_view(request, arch: str):
     """The best verified kernel per problem on one architecture, and the summary statistics."""
-    rows = leaderboard.best_per_problem(board_of(arch))
-    data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": leaderboard.summary_table(arch, rows=rows), "rows": rows}
-    return Response(serializers.LeaderboardSerializer(data).data)
+    board = leaderboard.board(board_of(arch))
+    data = {"arch": arch, "harness_version": HARNESS_VERSION, "summary": board.summary, "rows": board.rows}
+    return Response(board.kept("api", lambda: serializers.LeaderboardSerializer(data).data))
 
 
 @extend_schema(
@@ -213,8 +211,7 @@ def leaderboard_view(request, arch: str):
 @permission_classes([permissions.AllowAny])
 def leaderboard_export(request, arch: str):
     """The leaderboard as JSONL in CUDA-L1's release shape, with our measured fields under `measured`."""
-    lines = leaderboard.export_lines(board_of(arch), site_url=settings.SITE_URL)
-    body = "".join(json.dumps(line) + "\n" for line in lines)
+    body = leaderboard.export_body(board_of(arch), site_url=settings.SITE_URL)
     response = HttpResponse(body, content_type="application/jsonl; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kernel-court-{arch}.jsonl"'
     return response

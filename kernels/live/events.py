@@ -34,6 +34,9 @@ def evaluation_event(evaluation) -> dict:
             "cudagraph": evaluation.speedup_cudagraph,
         },
         "times_ms": evaluation.times_ms(),
+        # What each speedup says once its interval is read: a page shows "no measurable difference"
+        # where it says so (kernels.models.evaluations.Speedup), never the number as a win.
+        "differences": {baseline: evaluation.speedup(baseline).difference for baseline in evaluation.SPEEDUP_FIELDS},
         "precision_tier": evaluation.precision_tier,
         "flags": evaluation.flags,
     }

@@ -3,6 +3,7 @@
 from kernels.models.audit import AuditEntry
 from kernels.models.candidates import Candidate, Claim, Curation
 from kernels.models.evaluations import Evaluation
+from kernels.models.leaderboard import LeaderboardSnapshot, LeaderboardVersion
 from kernels.models.problems import Problem
 from kernels.models.proofs import ProofCheck
 from kernels.models.releases import Release
@@ -17,6 +18,8 @@ __all__ = [
     "Curation",
     "Evaluation",
     "HackReport",
+    "LeaderboardSnapshot",
+    "LeaderboardVersion",
     "OptimizationRun",
     "Problem",
     "ProofCheck",

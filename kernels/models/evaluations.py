@@ -4,12 +4,51 @@ The whole verdict is kept as the harness wrote it; the figures the leaderboard s
 filters on are copied into columns.
 """
 
+from dataclasses import dataclass
+
 from django.db import models
 from django.utils import timezone
 
 from evaluation.harness import verdict as harness_verdict
-from kernels.models.internal_details import without_paths
+from kernels.flags import describe
+from kernels.models.internal_details import public_verdict, without_paths
 from kernels.models.visibility import EvaluationQuerySet
+
+# What a speedup says once its 95% interval is read (Speedup.difference).
+FASTER, SLOWER, NO_DIFFERENCE, NO_INTERVAL = "faster", "slower", "no measurable difference", "no interval"
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """A speedup over one baseline with its 95% interval: what every page, the API and the
+    leaderboard's counts read, so that noise is never shown or counted as a win."""
+
+    value: float | None
+    interval: list | None = None
+
+    @property
+    def difference(self) -> str | None:
+        """Faster or slower beyond doubt (the whole interval past 1.01 either way), no measurable
+        difference (the interval reaches within 1% of 1), or no interval (an older harness)."""
+        if self.value is None:
+            return None
+        low, high = self.interval if isinstance(self.interval, (list, tuple)) and len(self.interval) == 2 else (None, None)
+        if low is None or high is None:
+            return NO_INTERVAL
+        if low > harness_verdict.BEATS:
+            return FASTER
+        if high < 1 / harness_verdict.BEATS:
+            return SLOWER
+        return NO_DIFFERENCE
+
+    @property
+    def beats(self) -> bool:
+        """A win: faster beyond doubt. Without an interval, never."""
+        return self.difference == FASTER
+
+
+# Baselines by the names templates can read (no hyphen), in the leaderboard's order.
+SHOWN_BASELINES = {"eager": "eager", "compile": "compile", "compile_ro": "compile-ro", "cudagraph": "cudagraph"}
 
 
 class Evaluation(models.Model):
@@ -111,11 +150,30 @@ class Evaluation(models.Model):
         interval = ((self.verdict or {}).get("timing") or {}).get("speedup_intervals", {}).get(baseline)
         return interval if isinstance(interval, list) and len(interval) == 2 else None
 
+    SPEEDUP_FIELDS = {
+        "eager": "speedup_eager",
+        "compile": "speedup_compile",
+        "compile-ro": "speedup_compile_ro",
+        "cudagraph": "speedup_cudagraph",
+    }
+
+    def speedup(self, baseline: str = "eager") -> Speedup:
+        return Speedup(getattr(self, self.SPEEDUP_FIELDS[baseline]), self.speedup_interval(baseline))
+
+    @property
+    def speedups(self) -> dict[str, Speedup]:
+        """Each baseline's speedup with its interval, keyed as templates can read them."""
+        return {name: self.speedup(baseline) for name, baseline in SHOWN_BASELINES.items()}
+
     def beats(self, baseline: str = "eager") -> bool:
         """Faster than `baseline` beyond doubt: the whole interval above 1.01. A speedup without an
         interval (an older harness) never counts as a win."""
-        interval = self.speedup_interval(baseline)
-        return bool(interval and interval[0] is not None and interval[0] > harness_verdict.BEATS)
+        return self.speedup(baseline).beats
+
+    def flag_rows(self) -> list[tuple[str, str, str]]:
+        """Each flag with what it means (kernels.flags) and what this verdict found."""
+        found = public_verdict(self.verdict or {}).get("flag_details") or {}
+        return [(name, describe(name), found.get(name, "")) for name in self.flags or []]
 
     def measure_rows(self) -> list[dict]:
         """Every measure of the verdict, side by side, for the kernel page: one row per side."""
@@ -141,13 +199,8 @@ class Evaluation(models.Model):
                         "samples": measured.get("samples"),
                         "speedup": speedup,
                         "interval": interval,
-                        "no_difference": bool(
-                            interval
-                            and interval[0] is not None
-                            and interval[1] is not None
-                            and interval[0] <= harness_verdict.BEATS
-                            and interval[1] >= 1 / harness_verdict.BEATS
-                        ),
+                        "shown": Speedup(speedup, interval) if speedup is not None else None,
+                        "no_difference": Speedup(speedup, interval).difference == NO_DIFFERENCE,
                     }
                 )
         return rows

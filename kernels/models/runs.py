@@ -1,10 +1,16 @@
 """Optimization runs: one person's request to have a model optimize one problem, over rounds."""
 
+import secrets
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from kernels.models.visibility import RunQuerySet
+from kernels.models.visibility import ProblemVisibility, RunQuerySet
+
+
+def new_link_key() -> str:
+    return secrets.token_urlsafe(16)
 
 
 class OptimizationRun(models.Model):
@@ -21,6 +27,8 @@ class OptimizationRun(models.Model):
     problem = models.ForeignKey("kernels.Problem", on_delete=models.CASCADE, related_name="runs")
     requester = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     session_key = models.CharField(max_length=64, blank=True, help_text="Owner of an anonymous run")
+    # The run's link opens it where its problem is a paste no one else may see (kernels.run_links).
+    link_key = models.CharField(max_length=32, default=new_link_key, help_text="The secret in the run's link")
     backend = models.CharField(max_length=32, default="builtin")
     model_name = models.CharField(max_length=200, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
@@ -69,4 +77,7 @@ class OptimizationRun(models.Model):
         return self.status in self.FINISHED
 
     def get_absolute_url(self):
-        return reverse("inference:run", args=[self.pk])
+        """The run's link: with its key where its problem is a paste (unlisted), whose run only
+        the link opens."""
+        url = reverse("inference:run", args=[self.pk])
+        return f"{url}?key={self.link_key}" if self.problem.visibility == ProblemVisibility.UNLISTED else url

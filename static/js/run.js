@@ -133,8 +133,11 @@ function formatMs(value) {
   return `${value.toFixed(decimals)} ms`;
 }
 
-function speedupCell(cell, speedup, baseline, time) {
-  cell.textContent = speedup == null ? "—" : `${speedup.toFixed(2)}x`;
+// The server reads each speedup's interval (event.differences): noise is never shown as a number,
+// as inference/presentation.py's format_speedup.
+function speedupCell(cell, speedup, difference, baseline, time) {
+  if (speedup == null) cell.textContent = "—";
+  else cell.textContent = difference === "no measurable difference" ? difference : `${speedup.toFixed(2)}x`;
   if (time) cell.append(" ", el("small", {}, `${baseline} ${time}`));
 }
 
@@ -169,9 +172,10 @@ function updateEvaluation(event) {
   cells[1].replaceChildren(el("span", { class: "state" }, PENDING.has(event.status) ? event.stage : event.status));
   cells[2].className = "time";
   cells[2].textContent = formatMs(times.candidate) || "—";
+  const differences = event.differences || {};
   BASELINES.forEach(([name, label], index) => {
     cells[3 + index].className = "speedup";
-    speedupCell(cells[3 + index], event.speedups[name], label, formatMs(times[name]));
+    speedupCell(cells[3 + index], event.speedups[name], differences[name], label, formatMs(times[name]));
   });
   cells[5].textContent = event.reason || "";
   if (event.status === "queued") askWaits();

@@ -65,3 +65,10 @@ def test_pages_read_and_refuse_new_runs_with_a_message(cache_unreachable, kernel
     response = client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": 1})
     assert response.status_code == 503 and b"Rate limits cannot be checked right now" in response.content
     assert not OptimizationRun.objects.exists()
+
+
+def test_the_leaderboard_its_api_and_export_read_without_the_cache(cache_unreachable, kernel):
+    """What the leaderboard keeps between changes is in the database: the cache is not asked."""
+    client = Client()
+    for path in ("/leaderboard/cpu/", "/api/leaderboard/cpu/", "/api/leaderboard/cpu/export.jsonl"):
+        assert client.get(path).status_code == 200

@@ -11,7 +11,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
-from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
+from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_problem
 from tests.verification.conftest import register
 
 pytestmark = pytest.mark.django_db
@@ -176,6 +176,7 @@ def test_hidden_kernels_are_invisible_to_the_public(anonymous, staff):
 # -- the admin ------------------------------------------------------------------------------------
 
 ADMIN_ACTIONS = [
+    ("kernels", "problem", "promote"),
     ("kernels", "problem", "make_listed"),
     ("kernels", "problem", "make_featured"),
     ("kernels", "problem", "make_hidden"),
@@ -216,7 +217,14 @@ def admin_targets(kernel):
         candidate=kernel, category="caching", text="caches its output", resolution="Caches its output per shape."
     )
     worker = register("a100")
-    return {"problem": kernel.problem_id, "candidate": kernel.pk, "hackreport": open_report.pk, "gpuworker": worker.pk}
+    paste = make_problem(scale=21, visibility="unlisted")  # what staff promote
+    return {
+        "problem": kernel.problem_id,
+        "problem:promote": paste.pk,
+        "candidate": kernel.pk,
+        "hackreport": open_report.pk,
+        "gpuworker": worker.pk,
+    }
 
 
 def admin_state() -> tuple:
@@ -235,7 +243,7 @@ def staff_member(username: str, *codenames: str):
 @pytest.mark.parametrize("app,model,action", ADMIN_ACTIONS)
 def test_admin_actions_need_a_staff_member_who_may_change(client, app, model, action, admin_targets):
     url = f"/admin/{app}/{model}/"
-    body = {"action": action, "_selected_action": [admin_targets[model]]}
+    body = {"action": action, "_selected_action": [admin_targets.get(f"{model}:{action}", admin_targets[model])]}
     before = admin_state()
 
     response = client.post(url, body)  # anonymous
@@ -259,7 +267,8 @@ def test_admin_actions_need_a_staff_member_who_may_change(client, app, model, ac
 def test_admin_actions_are_audited_under_the_curators_name(client, app, model, action, admin_targets):
     curator = staff_member("curator", "view", "change")
     client.force_login(curator)
-    client.post(f"/admin/{app}/{model}/", {"action": action, "_selected_action": [admin_targets[model]]})
+    target = admin_targets.get(f"{model}:{action}", admin_targets[model])
+    client.post(f"/admin/{app}/{model}/", {"action": action, "_selected_action": [target]})
     assert AuditEntry.objects.filter(actor=curator).exists()
     assert not AuditEntry.objects.exclude(actor=curator).exists()
 

@@ -1,5 +1,6 @@
 """A run in a real browser: a module typed into the demo's editor streams reasoning and a candidate,
-the CPU worker verifies it, and the kernel reaches the leaderboard, its download and a hack report.
+the CPU worker verifies it, and the kernel reaches its page, its download and a hack report; being
+a paste's, it reaches the leaderboard once staff promote the module.
 A page reloaded mid-run picks the stream up again without repeating or losing an event.
 
 Everything after the click on Run happens in the server: the builtin optimizer and the CPU
@@ -7,11 +8,13 @@ evaluation worker run there in embedded mode, so the waits are generous for a lo
 """
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from kernels.curation import promote_problem
 from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, RunEvent
 from tests.e2e.conftest import assert_fits_the_width, log_in, screenshot
 
@@ -80,8 +83,8 @@ def start_run(page, *, rounds: int = 1) -> OptimizationRun:
     expect(page.get_by_label("Model backend")).to_have_value("builtin")
     page.get_by_label("Rounds").fill(str(rounds))
     page.get_by_role("button", name="Run", exact=True).click()
-    page.wait_for_url("**/runs/*/")
-    return OptimizationRun.objects.get(pk=int(page.url.rstrip("/").rsplit("/", 1)[1]))
+    page.wait_for_url("**/runs/*/?key=*")  # a paste's run: its link carries its key
+    return OptimizationRun.objects.get(pk=int(urlsplit(page.url).path.rstrip("/").rsplit("/", 1)[1]))
 
 
 def verdict_cell(page, arch: str = "cpu"):
@@ -146,6 +149,9 @@ def test_a_typed_module_becomes_a_verified_kernel_to_download_and_report(page, c
     candidate = Candidate.objects.get(run=run)
     assert Evaluation.objects.get(candidate=candidate).status == Evaluation.Status.VERIFIED
 
+    page.goto(f"{court_server}/leaderboard/")
+    expect(page.get_by_role("link", name=f"#{candidate.pk}", exact=True)).to_have_count(0)  # a paste's kernel
+    promote_problem(problem=run.problem, by=None)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Leaderboard").click()
     page.wait_for_url("**/leaderboard/cpu/")
     expect(page.get_by_role("link", name="cpu", exact=True)).to_have_attribute("aria-current", "page")

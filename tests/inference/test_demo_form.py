@@ -3,7 +3,7 @@
 import pytest
 
 from kernels.models import OptimizationRun, Problem
-from tests.kernels.factories import PROBLEM_SOURCE, make_candidate, make_evaluation
+from tests.kernels.factories import PROBLEM_SOURCE, make_candidate, make_evaluation, make_problem
 
 pytestmark = pytest.mark.django_db
 
@@ -52,18 +52,25 @@ def test_a_refused_run_is_said_above_the_form(client, monkeypatch):
     assert "Unknown backend &#x27;builtin&#x27;: choose one of vllm." in errors_of(content, "run")
 
 
-def test_a_module_pasted_before_without_kernels_says_none_is_verified(client):
-    post(client)
+def test_a_public_module_pasted_without_kernels_says_none_is_verified(client):
+    make_problem(scale=7)  # listed, as a KernelBench problem is
     response = client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": 1}, follow=True)
     content = response.content.decode()
     assert "known already; no kernel for it is verified yet" in content
     assert "listed below" not in content
 
 
-def test_a_module_with_kernels_says_they_are_listed_below(client):
-    post(client)
-    make_evaluation(make_candidate(problem=Problem.objects.get(), scale=3))
+def test_a_public_module_with_kernels_says_they_are_listed_below(client):
+    make_evaluation(make_candidate(problem=make_problem(scale=7), scale=3))
     response = client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": 1}, follow=True)
     content = response.content.decode()
     assert "kernels already verified for it are listed below" in content
     assert "Already verified for this problem" in content
+
+
+def test_a_paste_pasted_again_says_nothing_of_the_first(client):
+    # A paste is its run's: pasting the same module tells a visitor nothing of someone else's run.
+    post(client)
+    response = client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": 1}, follow=True)
+    content = response.content.decode()
+    assert "known already" not in content and "listed below" not in content

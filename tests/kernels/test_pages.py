@@ -23,9 +23,9 @@ def test_problem_list_shows_every_problem_and_filters_by_level(client):
     make_problem(scale=2, origin="kernelbench", level=1, task=1)
     make_problem(scale=3, origin="kernelbench", level=2, task=1)
     response = client.get(reverse("kernels:problems"))
-    assert b"2 problems" in response.content
+    assert b"2 problems." in response.content
     response = client.get(reverse("kernels:problems"), {"level": 2})
-    assert b"1 problems" in response.content and b"L2 T1" in response.content
+    assert b"1 problem." in response.content and b"L2 T1" in response.content
 
 
 def test_hidden_problem_is_not_listed(client):
@@ -46,12 +46,19 @@ def test_pasting_a_valid_module_creates_the_problem_and_starts_a_run(client):
     assert b"Scales by 7." in response.content
 
 
-def test_pasting_the_same_module_twice_is_one_problem(client):
+def test_pasting_the_same_module_twice_is_one_problem_with_a_run_each(client):
     _paste(client, PROBLEM_SOURCE.format(scale=7))
+    _paste(client, "# again\n" + PROBLEM_SOURCE.format(scale=7))
+    assert Problem.objects.count() == 1
+    first, second = OptimizationRun.objects.order_by("pk")
+    assert first.link_key != second.link_key
+
+
+def test_pasting_a_listed_problems_module_says_which_it_is(client):
+    make_problem(scale=7, origin="kernelbench", level=1, task=3)
     response = _paste(client, "# again\n" + PROBLEM_SOURCE.format(scale=7))
     assert Problem.objects.count() == 1
-    assert OptimizationRun.objects.count() == 2
-    assert b"This module is" in response.content
+    assert b"This module is L1 T3" in response.content
 
 
 def test_pasting_an_invalid_module_shows_what_to_fix(client):

@@ -72,3 +72,24 @@ def test_a_run_is_public_while_its_problem_is_and_none_of_its_candidates_is_hidd
     on_hidden = OptimizationRun.objects.create(problem=Problem.objects.get(visibility="hidden"))
     assert list(OptimizationRun.objects.public()) == [clean]
     assert set(OptimizationRun.objects.visible_to(get_user_model()(is_staff=True))) == {clean, with_hidden, on_hidden}
+
+
+def test_a_paste_is_held_by_its_runs_link_and_its_accounts_never_listed():
+    author, someone = (get_user_model().objects.create_user(name) for name in ("author", "someone"))
+    paste = make_problem(scale=4, visibility="unlisted", submitted_by=author)
+    run = OptimizationRun.objects.create(problem=paste, session_key="a visitor's")
+    kernel = make_candidate(problem=paste, scale=4, run=run, origin="model", round=1)
+    anyone = AnonymousUser()
+
+    assert not can_view(anyone, paste) and not can_view(anyone, run) and not can_view(anyone, kernel)
+    assert can_view(anyone, paste, runs=[run.pk]) and can_view(anyone, run, runs=[run.pk])
+    assert can_view(anyone, kernel, runs=[run.pk])
+    assert can_view(author, paste) and not can_view(author, kernel)  # the paste is theirs, the run is not
+    assert not can_view(someone, paste)
+    OptimizationRun.objects.filter(pk=run.pk).update(requester=someone)
+    assert can_view(someone, kernel) and can_view(someone, run)
+    assert paste not in Problem.objects.listed() and not Candidate.objects.listed().filter(problem=paste).exists()
+
+    # A kernel staff hid is held by no one, and its run (whose transcript quotes it) neither.
+    hidden = make_candidate(problem=paste, scale=5, run=run, origin="model", round=2, curation="hidden")
+    assert not can_view(anyone, hidden, runs=[run.pk]) and not can_view(anyone, run, runs=[run.pk])

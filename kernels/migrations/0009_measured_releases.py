@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("kernels", "0005_proof_check_jobs"),
+        ("kernels", "0008_titles_from_classes_and_docstrings"),
     ]
 
     operations = [
