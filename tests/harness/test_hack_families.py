@@ -108,7 +108,8 @@ def test_a_candidate_slowing_torch_in_its_own_process_cannot_slow_the_baselines(
     verdict = verifier("linear_tanh", "hack_slow_baselines", plan={"min_samples": 10, "max_samples": 12})
 
     assert verdict["status"] == "verified", verdict["reason"]
-    assert verdict["timing"]["speedups"]["eager"] < 2.0
+    # Slowed, eager would read about 20 times the candidate's time; a loaded CI runner has read 2.8.
+    assert verdict["timing"]["speedups"]["eager"] < 5.0
 
 
 def test_a_daemon_left_spinning_outside_the_candidates_process_tree_is_rejected(verifier):
