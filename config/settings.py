@@ -15,6 +15,7 @@ from pathlib import Path
 import environ
 from csp.constants import NONCE, NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from redis.connection import parse_url
 
 # The harness's settings types: standard library only, no Django, no torch.
 from evaluation.harness.limits import Limits, Plan, coerce
@@ -241,6 +242,12 @@ if PRODUCTION and not REDIS_URL:
         "REDIS_URL is not set: production mode needs Redis for the job broker and the WebSocket layer (redis://host:6379/0)."
     )
 EMBEDDED_WORKER = env.bool("COURT_EMBEDDED_WORKER", default=not REDIS_URL)
+
+
+def redis_database(url: str) -> int:
+    return int(parse_url(url).get("db", 0))
+
+
 CHANNEL_REDIS_OPTIONS = {"socket_connect_timeout": 5}
 
 _DRAMATIQ_MIDDLEWARE = [
@@ -271,11 +278,16 @@ if REDIS_URL:
     # process, not per page. Pub/Sub keeps nothing in Redis: a message sent while a process is
     # not subscribed (reconnecting) is lost, and run pages fill such gaps from the stored
     # transcript by sequence number (inference.consumers).
+    #
+    # Pub/Sub channels belong to the server, not to a database: a platform on database 2 would hear
+    # the groups of another on database 3 (or of another test worker) as its own, `run.7` being
+    # a different run in each. The database's number in every name keeps them apart.
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, **CHANNEL_REDIS_OPTIONS}],
+                "prefix": f"court.db{redis_database(REDIS_URL)}.",
             },
         }
     }

@@ -1,7 +1,8 @@
 """Loaded with `-p` (pyproject.toml), before Django reads its settings: under pytest-xdist each worker
 gets a Redis database of its own (15 for gw0, 14 for gw1, ...), so one worker's flush or job
-consumer never touches another's broker, channel layer or cache. The SQL databases are kept apart
-by pytest-django (a suffix per worker)."""
+consumer never touches another's broker, cache or channel layer (whose Pub/Sub names carry the
+database: config/settings.py). The SQL databases are kept apart by pytest-django (a suffix per
+worker)."""
 
 import os
 

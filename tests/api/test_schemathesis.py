@@ -126,6 +126,10 @@ def schemathesis(base_url: str, token: str | None, config: str, workdir) -> subp
             base_url,
             "--checks",
             CHECKS,
+            # Among them a response-time limit (10 s by default): a loaded 2-core CI runner took
+            # 10.2 s once to refuse a log-in; a minute still catches a request that hangs.
+            "--max-response-time",
+            "60",
             "--mode",
             "all",
             "--max-examples",

@@ -35,6 +35,7 @@ def test_redis_url_switches_broker_and_channel_layer_to_redis(tmp_path):
     assert settings["broker_options"]["url"] == "redis://cache.example:6379/2"
     assert settings["layer"] == "channels_redis.pubsub.RedisPubSubChannelLayer"
     assert settings["layer_config"]["hosts"] == [{"address": "redis://cache.example:6379/2", "socket_connect_timeout": 5}]
+    assert settings["layer_config"]["prefix"] == "court.db2."
     assert settings["embedded_worker"] is False
 
 
