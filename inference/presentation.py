@@ -3,12 +3,10 @@ with their times, where it stands. The run page renders these on the server; `st
 renders the same from the socket's events, and must agree with them (tests/e2e/test_run_page.py).
 """
 
-import math
-
 from inference.markdown import render_markdown
 from kernels.models import Evaluation, OptimizationRun, RunEvent
 from kernels.models.evaluations import NO_DIFFERENCE, Speedup
-from kernels.presentation import highlighted_python
+from kernels.presentation import format_ms, highlighted_python
 
 MARKDOWN_KINDS = (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER)
 SHOWN_KINDS = (*MARKDOWN_KINDS, RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE, RunEvent.Kind.ERROR)
@@ -52,19 +50,6 @@ def current_round(run: OptimizationRun, messages: list[dict]) -> int:
     """The round the run is in (or ended in): its last status change says, as the live page reads it."""
     statuses = [m for m in messages if m["kind"] == RunEvent.Kind.STATUS]
     return statuses[-1]["round"] if statuses else run.rounds_completed
-
-
-def format_ms(value: float | None) -> str:
-    """Three significant figures, no exponent (run.js's formatMs is the same)."""
-    if value is None:
-        return ""
-    if value >= 100:
-        decimals = 0
-    elif value > 0:
-        decimals = min(6, 2 - math.floor(math.log10(value)))
-    else:
-        decimals = 0
-    return f"{value:.{decimals}f} ms"
 
 
 def format_speedup(speedup: Speedup) -> str:

@@ -1,10 +1,11 @@
-"""How code and verdicts are shown: highlighted source and the diff against the reference.
+"""How code and verdicts are shown: highlighted source, the diff against the reference, times.
 
 Highlighting happens on the server (Pygments), so pages read fine without JavaScript, and all
 user code reaches the page escaped by the highlighter.
 """
 
 import difflib
+import math
 
 from django.utils.safestring import mark_safe
 from pygments import highlight
@@ -30,3 +31,16 @@ def diff_against_reference(reference: str, candidate: str) -> str:
 
 def highlighted_diff(reference: str, candidate: str):
     return mark_safe(highlight(diff_against_reference(reference, candidate), DiffLexer(), _FORMATTER))
+
+
+def format_ms(value: float | None) -> str:
+    """Three significant figures, no exponent (run.js's formatMs is the same)."""
+    if value is None:
+        return ""
+    if value >= 100:
+        decimals = 0
+    elif value > 0:
+        decimals = min(6, 2 - math.floor(math.log10(value)))
+    else:
+        decimals = 0
+    return f"{value:.{decimals}f} ms"

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.db.models import Count, Q, QuerySet
 
 from evaluation.harness import HARNESS_VERSION
-from kernels.leaderboard import BoardRow
+from kernels.leaderboard import BoardRow, ComparedRow
 from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, Problem, RunEvent
 
 
@@ -191,6 +191,39 @@ class LeaderboardFilters:
             "wins": "1" if self.wins else "",
             "sort": self.sort if self.sort != "problem" else "",
         }
+        return urlencode({name: value for name, value in shown.items() if value != ""})
+
+
+@dataclass
+class ComparisonFilters:
+    """The comparison's search and filters, from the query string (`query` for the other pages' links)."""
+
+    q: str = ""
+    level: int | None = None
+    both: bool = False
+
+    @classmethod
+    def from_query(cls, query) -> "ComparisonFilters":
+        return cls(q=query.get("q", "").strip()[:100], level=_level(query.get("level", "")), both=query.get("both") == "1")
+
+    def matches(self, row: ComparedRow) -> bool:
+        sides = [side for side in (row.first, row.second) if side]
+        found = " ".join(f"{side.label} {side.title} #{side.kernel} {side.origin_shown}" for side in sides).lower()
+        return (
+            all(word in found for word in self.q.lower().split())
+            and (self.level is None or row.problem.level == self.level)
+            and (not self.both or len(sides) == 2)
+        )
+
+    def apply(self, rows: list[ComparedRow]) -> list[ComparedRow]:
+        return [row for row in rows if self.matches(row)]
+
+    @property
+    def active(self) -> bool:
+        return self != ComparisonFilters()
+
+    def query(self) -> str:
+        shown = {"q": self.q, "level": self.level if self.level is not None else "", "both": "1" if self.both else ""}
         return urlencode({name: value for name, value in shown.items() if value != ""})
 
 

@@ -14,6 +14,7 @@ urlpatterns = [
     path("kernels/<int:pk>/report/", views.report_hack, name="report_hack"),
     path("leaderboard/", views.leaderboard_index, name="leaderboard_index"),
     path("leaderboard/<slug:arch>/", views.leaderboard_arch, name="leaderboard"),
+    path("leaderboard/<slug:arch>/vs/<slug:other>/", views.leaderboard_compare, name="leaderboard_compare"),
     path("audit/<slug:source>/", views.claims_audit_index, name="claims_audit_index"),
     path("audit/<slug:source>/<slug:arch>/", views.claims_audit_arch, name="claims_audit"),
 ]

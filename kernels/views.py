@@ -41,6 +41,7 @@ def problem_detail(request, pk):
             # The demo starts from a problem it lists (its ?example=), with the module in its editor.
             "optimizable": Problem.objects.listed().filter(pk=problem.pk).exists(),
             "reference": highlighted_python(problem.source),
+            "best": leaderboard.best_per_arch(problem),
             "candidates": selectors.listed_candidates_of(problem),
         },
     )
@@ -142,6 +143,30 @@ def leaderboard_arch(request, arch):
             "chart": board.chart,
             "choices": board.kept("choices", lambda: selectors.leaderboard_choices(board.rows)),
             "sorts": selectors.SORT_NAMES,
+        },
+    )
+
+
+def leaderboard_compare(request, arch, other):
+    for name in (arch, other):
+        if not leaderboard.arch_exists(name):
+            raise Http404(f"No kernel has been evaluated on {name!r}.")
+    if arch == other:
+        return redirect("kernels:leaderboard", arch=arch)
+    comparison = leaderboard.compare(arch, other)
+    filters = selectors.ComparisonFilters.from_query(request.GET)
+    page = _page(request, filters.apply(comparison.rows), filters)
+    levels = sorted({row.problem.level for row in comparison.rows if row.problem.level is not None})
+    return render(
+        request,
+        "kernels/leaderboard_compare.html",
+        {
+            **page,
+            "comparison": comparison,
+            "archs": leaderboard.leaderboard_archs(),
+            "arch": arch,
+            "other": other,
+            "levels": levels,
         },
     )
 

@@ -6,6 +6,7 @@ from django.utils.html import format_html, format_html_join
 
 from kernels import flags as flag_table
 from kernels.models.evaluations import FASTER, NO_DIFFERENCE, NO_INTERVAL, SLOWER, Speedup
+from kernels.presentation import format_ms
 
 register = template.Library()
 
@@ -60,3 +61,9 @@ def flags_of(rows) -> list[str]:
     """Every flag on these rows (the leaderboard's), and `degenerate` where a problem is."""
     names = {name for row in rows for name in row.flags}
     return sorted(names | ({"degenerate"} if any(row.degenerate for row in rows) else set()))
+
+
+@register.filter
+def ms(value: float | None) -> str:
+    """A time in milliseconds to three significant figures (kernels.presentation.format_ms), or a dash."""
+    return format_ms(value) or "—"

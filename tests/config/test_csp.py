@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import path
 
 from kernels.models import Candidate, OptimizationRun, Problem
-from tests.kernels.test_hidden_walk import ARCH, build_world
+from tests.kernels.test_hidden_walk import ARCH, OTHER_ARCH, build_world
 from tests.kernels.walk import Targets, http_paths
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -85,6 +85,7 @@ def everything() -> Targets:
         reports=[world.report.pk],
         users=list(world.users.values()),
         arch=ARCH,
+        other_arch=OTHER_ARCH,
     )
 
 

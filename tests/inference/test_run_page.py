@@ -6,8 +6,8 @@ import pytest
 from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
-from inference.presentation import format_ms
 from kernels.models import Evaluation, OptimizationRun, RunEvent
+from kernels.presentation import format_ms
 from tests.kernels.factories import make_candidate, make_evaluation, make_problem
 from tests.kernels.test_kernel_page import VERDICT
 from tests.verification.conftest import register

@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from kernels.models import Candidate, Claim, Evaluation, HackReport, OptimizationRun, RunEvent
+from kernels.models import Candidate, Claim, HackReport, OptimizationRun, RunEvent
 from kernels.models.visibility import TAKEN_DOWN
 from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_evaluation, make_problem
 from tests.kernels.walk import Targets, fill, walk_http, walk_sockets
@@ -28,6 +28,7 @@ HIDDEN_TITLE = "Hidden problem title 9a4f"
 HIDDEN = (HIDDEN_KERNEL, HIDDEN_SOURCE, HIDDEN_TITLE)
 PUBLIC_KERNEL = "public_kernel_code_31f0"
 ARCH = "cpu"
+OTHER_ARCH = "h100"  # every kernel is verified there too: the comparison of the two is walked
 
 
 @dataclass
@@ -39,9 +40,10 @@ class World:
     users: dict
 
 
-def verified(kernel: Candidate, eager: float) -> Evaluation:
+def verified(kernel: Candidate, eager: float) -> None:
     # What a candidate prints is its own: the verdict's log shows its code.
-    return make_evaluation(kernel, arch=ARCH, speedup_eager=eager, verdict={"status": "verified", "log_excerpt": kernel.code})
+    for arch in (ARCH, OTHER_ARCH):
+        make_evaluation(kernel, arch=arch, speedup_eager=eager, verdict={"status": "verified", "log_excerpt": kernel.code})
 
 
 def build_world() -> World:
@@ -104,6 +106,7 @@ def targets(world: World) -> Targets:
         reports=[world.report.pk],
         users=list(world.users.values()),
         arch=ARCH,
+        other_arch=OTHER_ARCH,
     )
 
 

@@ -39,6 +39,7 @@ class Targets:
     users: list = field(default_factory=list)
     workers: list[int] = field(default_factory=list)
     arch: str = "cpu"
+    other_arch: str = "cpu"  # compared with `arch` (the same: the comparison sends to its board)
 
     def evaluations(self) -> list[int]:
         return list(Evaluation.objects.filter(candidate__in=self.kernels).values_list("pk", flat=True))
@@ -70,6 +71,7 @@ PARAMETERS = [
     ("kernels/", "pk", lambda targets, route: targets.kernels),
     ("runs/", "pk", lambda targets, route: targets.runs),
     ("leaderboard/", "arch", lambda targets, route: [targets.arch]),
+    ("leaderboard/", "other", lambda targets, route: [targets.other_arch]),
     ("api/", "format", lambda targets, route: ["json"]),
     ("api/problems/", "pk", lambda targets, route: targets.problems),
     ("api/candidates/", "pk", lambda targets, route: targets.kernels),
