@@ -4,7 +4,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import Length
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.leaderboard import BoardRow, ComparedRow
@@ -111,8 +112,10 @@ def reports_of(user) -> list[HackReport]:
 
 
 def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:
-    """A kernel's evaluations, newest harness first: the page keeps the history."""
-    return candidate.evaluations.select_related("release").order_by("arch", "-harness_version", "-created_at")
+    """A kernel's evaluations, newest harness first: the page keeps the history. Versions are whole
+    numbers written as text: the longer is the newer ("10" after "9"), then by their characters."""
+    newest = (Length("harness_version").desc(), F("harness_version").desc())
+    return candidate.evaluations.select_related("release").order_by("arch", *newest, "-created_at")
 
 
 SORTS = {

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from evaluation.harness import HARNESS_VERSION
 from kernels.models import Evaluation, HackReport
+from kernels.selectors import evaluations_of
 from tests.kernels.factories import make_candidate
 from verification.evaluations import record_verdict
 
@@ -165,3 +166,11 @@ def test_leaderboard_lists_the_verified_kernel_and_filters_it(client, kernel):
 
 def test_empty_leaderboard_says_so(client):
     assert b"No kernel is verified yet" in client.get("/leaderboard/").content
+
+
+def test_the_page_lists_a_kernels_verdicts_newest_harness_first(kernel):
+    for version in ("9", "11", "2"):
+        Evaluation.objects.create(
+            candidate=kernel, arch="h100", harness_version=version, status="verified", finished_at=timezone.now()
+        )
+    assert [e.harness_version for e in evaluations_of(kernel)] == ["11", HARNESS_VERSION, "9", "2"]
