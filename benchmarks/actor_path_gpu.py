@@ -54,9 +54,9 @@ def command_run(state: Path, keys: list[str], timeout_s: float) -> None:
     from django.core.management import call_command
 
     from config.embedded import start_embedded_worker, stop_embedded_worker
-    from kernels.models import Evaluation
-    from kernels.releases import read_release
-    from kernels.services import import_candidate, import_kernelbench_problem
+    from court.models import Evaluation
+    from court.releases import read_release
+    from court.services import import_candidate, import_kernelbench_problem
 
     call_command("migrate", verbosity=0)
     start_embedded_worker()  # registers this GPU first, so the candidates' saves fan out to it

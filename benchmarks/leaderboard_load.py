@@ -116,10 +116,10 @@ def fill(evaluations: int, seed: int) -> dict:
     from django.db import connection
     from django.utils import timezone
 
+    from court.models import Candidate, Evaluation
+    from court.services import import_kernelbench_problem
+    from court.source import source_hash
     from evaluation.harness import HARNESS_VERSION
-    from kernels.models import Candidate, Evaluation
-    from kernels.services import import_kernelbench_problem
-    from kernels.source import source_hash
 
     rng = random.Random(seed)
     began = time.monotonic()
@@ -243,7 +243,7 @@ def measure(base: str, requests_per_route: int, *, routes: list[str], changes: i
     with `changes`, the first request after each of that many changes of the leaderboard."""
     import requests
 
-    from kernels import leaderboard
+    from court import leaderboard
 
     results = {}
     with requests.Session() as session:

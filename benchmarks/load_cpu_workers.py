@@ -74,8 +74,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import transaction
 
-    from kernels.models import Candidate, Evaluation, Problem
-    from kernels.source import normalized_source_hash, source_hash
+    from court.models import Candidate, Evaluation, Problem
+    from court.source import normalized_source_hash, source_hash
     from verification.models import GpuWorker
 
     call_command("migrate", verbosity=0)

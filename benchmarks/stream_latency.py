@@ -246,9 +246,9 @@ def main() -> None:
     import redis
     from django.core.management import call_command
 
+    from court.models import OptimizationRun, Problem
+    from court.source import normalized_source_hash
     from inference.actors import run_optimization
-    from kernels.models import OptimizationRun, Problem
-    from kernels.source import normalized_source_hash
 
     call_command("migrate", verbosity=0)
     OptimizationRun.objects.all().delete()

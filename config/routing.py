@@ -5,8 +5,8 @@ from channels.routing import URLRouter
 from django.urls import path
 
 from config.origins import SameOriginValidator
+from court.consumers import CandidateEventsConsumer, LeaderboardEventsConsumer
 from inference.consumers import RunConsumer
-from kernels.consumers import CandidateEventsConsumer, LeaderboardEventsConsumer
 
 websocket_urlpatterns = [
     path("ws/runs/<int:run_id>/", RunConsumer.as_asgi()),

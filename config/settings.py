@@ -134,7 +134,7 @@ INSTALLED_APPS = [
     "channels",
     "django_dramatiq",
     "csp",
-    "kernels",
+    "court",
     "verification",
     "inference",
 ]
@@ -297,7 +297,7 @@ else:
         "OPTIONS": {},
         "MIDDLEWARE": _DRAMATIQ_MIDDLEWARE,
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "kernels.live.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "court.live.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
 # Supervision (verification.liveness): every worker process and run loop records that it is alive
 # this often, and one silent for six beats is taken for dead, its jobs sent again by the reconciler.
@@ -362,8 +362,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    # Reads; the scopes below are applied by each entry point (kernels.rate_limits), pages and API alike.
-    "DEFAULT_THROTTLE_CLASSES": ["kernels.rate_limits.AnonThrottle", "kernels.rate_limits.UserThrottle"],
+    # Reads; the scopes below are applied by each entry point (court.rate_limits), pages and API alike.
+    "DEFAULT_THROTTLE_CLASSES": ["court.rate_limits.AnonThrottle", "court.rate_limits.UserThrottle"],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("COURT_THROTTLE_ANON", default="120/min"),
         "user": env.str("COURT_THROTTLE_USER", default="600/min"),
@@ -381,12 +381,12 @@ REST_FRAMEWORK = {
     # (0), the connection's peer address, so a client cannot choose the address it is counted as.
     "NUM_PROXIES": TRUSTED_PROXIES,
     "DEFAULT_FILTER_BACKENDS": [
-        "kernels.api.filters.FilterBackend",
+        "court.api.filters.FilterBackend",
         "rest_framework.filters.OrderingFilter",
     ],
-    "DEFAULT_PAGINATION_CLASS": "kernels.api.pagination.Pages",
+    "DEFAULT_PAGINATION_CLASS": "court.api.pagination.Pages",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "kernels.api.schema.CourtAutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "court.api.schema.CourtAutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Kernel Court API",
@@ -399,13 +399,13 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     # The API takes JSON (DRF's browsable pages also post forms, which the schema leaves out);
-    # /api/token/ documents the form encoding beside it (kernels.accounts.TokenView).
+    # /api/token/ documents the form encoding beside it (court.accounts.TokenView).
     "PARSER_WHITELIST": ["rest_framework.parsers.JSONParser"],
 }
 
 # Throttling counts requests in the cache: Redis when there is one, so all web processes share it.
 # Short socket timeouts: when Redis is away, a read goes on unlimited after at most a second, not
-# after the operating system's TCP timeout (kernels.rate_limits).
+# after the operating system's TCP timeout (court.rate_limits).
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",

@@ -6,9 +6,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
+from court.accounts import TokenView, admin_login, login_page, my_reports, my_runs, password_reset, signup
+from court.api.urls import router as api
 from inference.api import RunViewSet
-from kernels.accounts import TokenView, admin_login, login_page, my_reports, my_runs, password_reset, signup
-from kernels.api.urls import router as api
 
 # One router for the API, so that /api/ lists every resource (it listed only the runs).
 api.register("runs", RunViewSet, basename="run")
@@ -27,7 +27,7 @@ def redoc_policy(view):
 
 
 # A path no route matches: JSON under /api/, the site's page elsewhere.
-handler404 = "kernels.api.views.not_found"
+handler404 = "court.api.views.not_found"
 
 admin.site.site_header = "Kernel Court administration"
 admin.site.site_title = "Kernel Court admin"
@@ -43,7 +43,7 @@ urlpatterns = [
     path("accounts/reports/", my_reports, name="my_reports"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(api.urls)),
-    path("api/", include("kernels.api.urls")),
+    path("api/", include("court.api.urls")),
     path("api/token/", TokenView.as_view(), name="api-token"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
@@ -57,5 +57,5 @@ urlpatterns = [
         name="api-redoc",
     ),
     path("", include("inference.urls")),
-    path("", include("kernels.urls")),
+    path("", include("court.urls")),
 ]

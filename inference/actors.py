@@ -21,6 +21,9 @@ from django.utils import timezone
 # the image) held a new worker's interpreter for ~0.5 s, stalling every run it had started
 # (benchmarks/RESULTS.md, streaming latency).
 import inference.backends.vllm  # noqa: F401
+from court.models import Candidate, Evaluation, OptimizationRun, RunEvent
+from court.services import create_candidate
+from court.validation import SourceError
 from inference.backends import get_backend
 from inference.backends.events import AnswerDelta, Error, Finished, ReasoningDelta
 from inference.cancellation import cancel_requests
@@ -29,9 +32,6 @@ from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from inference.queues import INFERENCE_QUEUE
 from inference.runs import RUN_ACTOR, Superseded, claim, heartbeats
 from inference.transcript import Transcript
-from kernels.models import Candidate, Evaluation, OptimizationRun, RunEvent
-from kernels.services import create_candidate
-from kernels.validation import SourceError
 from verification.queues import current_message_id
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class ModelFailed(Exception):
         self.retryable = retryable
 
 
-# What a failed run tells everyone who can see it (kernels.models.internal_details); the raw error
+# What a failed run tells everyone who can see it (court.models.internal_details); the raw error
 # is kept for staff in `error_detail`.
 MODEL_UNAVAILABLE = "The model could not finish its answer (its server failed or was out of reach); try again in a few minutes."
 MODEL_REFUSED = "The model could not take this run's request; staff can see why. Try another backend meanwhile."

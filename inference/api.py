@@ -5,16 +5,16 @@ from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from court.api.serializers import JsonTypes
+from court.models import OptimizationRun, Problem
+from court.rate_limits import ScopedWrites
+from court.run_links import held_runs, opens
 from inference import services
 from inference.backends import available_backends
-from kernels.api.serializers import JsonTypes
-from kernels.models import OptimizationRun, Problem
-from kernels.rate_limits import ScopedWrites
-from kernels.run_links import held_runs, opens
 
 
 class VisibleProblemField(serializers.PrimaryKeyRelatedField):
-    """A problem the caller may see: public, or a paste of theirs (kernels.models.visibility), never
+    """A problem the caller may see: public, or a paste of theirs (court.models.visibility), never
     one staff hid."""
 
     def get_queryset(self):

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kernels.models import OptimizationRun
+from court.models import OptimizationRun
 
 # How old an answer may be: a cancel takes effect within this (the cancel button says "within a
 # second or so").

@@ -14,13 +14,13 @@ import time
 
 from channels.db import database_sync_to_async
 
+from court.consumers import EventsConsumer
+from court.live.events import evaluation_event, run_group
+from court.models import Evaluation, OptimizationRun
+from court.run_links import held_runs
+from court.selectors import run_events_between, run_transcript
 from inference.presentation import with_highlighted_code
 from inference.transcript import WRITE_INTERVAL_S
-from kernels.consumers import EventsConsumer
-from kernels.live.events import evaluation_event, run_group
-from kernels.models import Evaluation, OptimizationRun
-from kernels.run_links import held_runs
-from kernels.selectors import run_events_between, run_transcript
 
 logger = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ Each refusal says what to do, and the page shows it beside its field (templates/
 
 from django import forms
 
-from kernels.forms import ProblemForm
+from court.forms import ProblemForm
 
 MAX_ROUNDS = 5
 

@@ -3,10 +3,10 @@ with their times, where it stands. The run page renders these on the server; `st
 renders the same from the socket's events, and must agree with them (tests/e2e/test_run_page.py).
 """
 
+from court.models import Evaluation, OptimizationRun, RunEvent
+from court.models.evaluations import NO_DIFFERENCE, Speedup
+from court.presentation import format_ms, highlighted_python
 from inference.markdown import render_markdown
-from kernels.models import Evaluation, OptimizationRun, RunEvent
-from kernels.models.evaluations import NO_DIFFERENCE, Speedup
-from kernels.presentation import format_ms, highlighted_python
 
 MARKDOWN_KINDS = (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER)
 SHOWN_KINDS = (*MARKDOWN_KINDS, RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE, RunEvent.Kind.ERROR)
@@ -54,7 +54,7 @@ def current_round(run: OptimizationRun, messages: list[dict]) -> int:
 
 def format_speedup(speedup: Speedup) -> str:
     """A speedup as the run page shows it: noise (its interval reaching within 1% of 1) is said,
-    never shown as a number (kernels.models.evaluations.Speedup); static/js/run.js does the same."""
+    never shown as a number (court.models.evaluations.Speedup); static/js/run.js does the same."""
     if speedup.value is None:
         return "—"
     return NO_DIFFERENCE if speedup.difference == NO_DIFFERENCE else f"{speedup.value:.2f}x"

@@ -18,9 +18,9 @@ from contextlib import contextmanager
 from django.db import OperationalError, close_old_connections, transaction
 from django.utils import timezone
 
+from court.models import OptimizationRun
 from inference.queues import INFERENCE_QUEUE
 from inference.transcript import Transcript
-from kernels.models import OptimizationRun
 from verification import liveness
 from verification.queues import HeldMessages, job_message, send_after_commit
 from verification.reconciler import grace, reconcile_each

@@ -3,7 +3,7 @@
 from django.db import transaction
 from django.utils import timezone
 
-from kernels.models import OptimizationRun, Problem
+from court.models import OptimizationRun, Problem
 
 
 class RunError(ValueError):

@@ -32,9 +32,9 @@ from django.db import IntegrityError, close_old_connections, connections, transa
 from django.db.models import F, Max
 from django.db.models.functions import Greatest
 
-from kernels.live.broadcast import call_later, stream_to_group
-from kernels.live.events import run_group
-from kernels.models import OptimizationRun, RunEvent
+from court.live.broadcast import call_later, stream_to_group
+from court.live.events import run_group
+from court.models import OptimizationRun, RunEvent
 
 logger = logging.getLogger(__name__)
 

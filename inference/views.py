@@ -4,15 +4,15 @@ from django.contrib import messages
 from django.http import Http404, HttpResponseNotAllowed, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
+from court import selectors
+from court.models import Evaluation, OptimizationRun, Problem
+from court.models.internal_details import error_detail_for
+from court.models.visibility import TAKEN_DOWN, taken_down
+from court.rate_limits import limit_posts
+from court.run_links import held_runs, hold_run, opens
+from court.services import submit_problem
 from inference import presentation, services
 from inference.forms import RunForm
-from kernels import selectors
-from kernels.models import Evaluation, OptimizationRun, Problem
-from kernels.models.internal_details import error_detail_for
-from kernels.models.visibility import TAKEN_DOWN, taken_down
-from kernels.rate_limits import limit_posts
-from kernels.run_links import held_runs, hold_run, opens
-from kernels.services import submit_problem
 from verification.confinement import unconfined_verdicts, unconfined_warning
 from verification.waiting import waits_for
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import grimp
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("evaluation", "kernels", "inference", "verification", "config")
+PACKAGES = ("evaluation", "court", "inference", "verification", "config")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:
@@ -38,7 +38,7 @@ def test_an_import_that_breaks_a_contract_fails_the_check(tmp_path):
     with open(tmp_path / "evaluation" / "harness" / "scoring.py", "a") as scoring:
         scoring.write("\nimport torch  # the parent side, importing torch\n")
     with open(tmp_path / "evaluation" / "harness" / "limits.py", "a") as limits:
-        limits.write("\nfrom kernels import models  # the harness, importing the site\n")
+        limits.write("\nfrom court import models  # the harness, importing the site\n")
 
     done = lint_imports(tmp_path)
 

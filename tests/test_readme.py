@@ -20,12 +20,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.utils import timezone
 
+from court.models import Candidate, Evaluation, Problem
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Candidate, Evaluation, Problem
 from tests.conftest import REPO
+from tests.court.factories import make_candidate
 from tests.e2e.conftest import _database_url as database_url
 from tests.e2e.conftest import court_server, static_root  # noqa: F401  (the real server, reused)
-from tests.kernels.factories import make_candidate
 from verification.models import GpuWorker
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -11,7 +11,7 @@ class VerificationConfig(AppConfig):
     verbose_name = "Verification workers"
 
     def ready(self):
-        from kernels import signals
+        from court import signals
         from verification import receivers
 
         signals.candidate_created.connect(receivers.candidate_created, dispatch_uid="verification.candidate_created")

@@ -6,13 +6,13 @@ embedded mode may, and then every page that starts or shows a run says so.
 
 from django.conf import settings
 
+from court.models.internal_details import shows_internal_details
 from evaluation.harness.sandbox import confinement
-from kernels.models.internal_details import shows_internal_details
 
 
 def unconfined_warning(user=None) -> str | None:
     """None where bubblewrap confines user code on this host; otherwise what a visitor should know,
-    and for staff why (the host's own error: kernels.models.internal_details)."""
+    and for staff why (the host's own error: court.models.internal_details)."""
     state = confinement()
     if state.confined:
         return None

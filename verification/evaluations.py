@@ -18,11 +18,11 @@ import logging
 from django.db import transaction
 from django.utils import timezone
 
+from court import leaderboard
+from court.live.progress import publish_evaluation
+from court.models import Candidate, Evaluation, Release
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import verdict as harness_verdict
-from kernels import leaderboard
-from kernels.live.progress import publish_evaluation
-from kernels.models import Candidate, Evaluation, Release
 from verification.jobs import MAX_RETRIES
 from verification.queues import BULK, INTERACTIVE, HeldMessages, job_message, priority_of, queue_for, send_after_commit
 
@@ -143,7 +143,7 @@ def back_to_queue(evaluation_id: int) -> None:
 
 def fail(evaluation: Evaluation, reason: str, *, detail: str = "") -> None:
     """Not evaluated, for a reason of ours (infrastructure): `reason` in words the author can act on,
-    shown to everyone; `detail`, the raw error, for staff alone (kernels.models.internal_details)."""
+    shown to everyone; `detail`, the raw error, for staff alone (court.models.internal_details)."""
     evaluation.status, evaluation.stage = Evaluation.Status.FAILED, Evaluation.Stage.DONE
     evaluation.reason, evaluation.error_detail = reason, detail
     evaluation.finished_at = timezone.now()

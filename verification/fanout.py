@@ -8,8 +8,8 @@ import logging
 
 from django.db import transaction
 
+from court.models import Candidate, Evaluation
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Candidate, Evaluation
 from verification import evaluations
 from verification.models import GpuWorker
 from verification.queues import BULK, INTERACTIVE, HeldMessages

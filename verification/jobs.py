@@ -12,9 +12,9 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from dramatiq.middleware import CurrentMessage
 
+from court.models import Candidate
 from evaluation import harness
 from evaluation.harness import verdict as harness_verdict
-from kernels.models import Candidate
 from verification.heartbeats import current_registration
 
 # The broker runs a job that raised again this many times, backing off between tries.

@@ -14,11 +14,11 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from court.curation import audit, curate_kernel
+from court.models import Curation, HackReport, ProofCheck
+from court.models.internal_details import without_paths
+from court.models.visibility import LISTED_CURATION
 from evaluation.harness import verdict as harness_verdict
-from kernels.curation import audit, curate_kernel
-from kernels.models import Curation, HackReport, ProofCheck
-from kernels.models.internal_details import without_paths
-from kernels.models.visibility import LISTED_CURATION
 from verification.evaluations import MAX_ATTEMPTS
 from verification.heartbeats import current_registration
 from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness, store_through_outage

@@ -1,10 +1,10 @@
-"""What the jobs app does when the domain (kernels.signals) asks for work: the app's only receivers.
+"""What the jobs app does when the domain (court.signals) asks for work: the app's only receivers.
 
-The kernels app may not import this one, so its requests arrive by signal; each receiver here
+The domain app (court) may not import this one, so its requests arrive by signal; each receiver here
 creates or re-opens the rows inside the sender's transaction, and the jobs go out when it commits.
 """
 
-from kernels.models import Candidate
+from court.models import Candidate
 from verification import evaluations
 from verification.fanout import fan_out
 from verification.models import GpuWorker

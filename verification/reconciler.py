@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Model, QuerySet
 from django.utils import timezone
 
-from kernels.models import Evaluation, ProofCheck
+from court.models import Evaluation, ProofCheck
 from verification import evaluations, liveness, proofs
 from verification.models import GpuWorker
 from verification.queues import HeldMessages

@@ -3,7 +3,7 @@ provenance, become Evaluations here.
 
 Each entry's problem is the platform's KernelBench task of that level and number, and must be the
 very source that was measured (its sha256); its candidate is made the one way candidates are made
-(kernels.services, origin "import", labelled with where it came from), with its publisher's claims
+(court.services, origin "import", labelled with where it came from), with its publisher's claims
 kept beside it; its verdict becomes the candidate's evaluation on the release's architecture under
 the release's harness, marked with the release (verification.evaluations.record_imported_verdict).
 
@@ -21,12 +21,12 @@ from pathlib import Path
 
 from django.db import transaction
 
+from court.models import Problem, Release
+from court.releases import claims_of
+from court.services import import_candidate
+from court.source import source_hash
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import release as harness_release
-from kernels.models import Problem, Release
-from kernels.releases import claims_of
-from kernels.services import import_candidate
-from kernels.source import source_hash
 from verification import evaluations
 
 logger = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ import dramatiq
 from django.db import transaction
 from dramatiq.brokers.stub import StubBroker
 
+from court.curation import audit
+from court.models import Candidate
+from court.selectors import outdated_kernels
 from evaluation.harness import HARNESS_VERSION
-from kernels.curation import audit
-from kernels.models import Candidate
-from kernels.selectors import outdated_kernels
 from verification.fanout import fan_out
 from verification.queues import BULK
 

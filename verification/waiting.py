@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db.models import Q
 from django.utils import timezone
 
-from kernels.models import Evaluation, ProofCheck
+from court.models import Evaluation, ProofCheck
 from verification.models import GpuWorker
 from verification.queues import INTERACTIVE, priority_of, queue_for
 

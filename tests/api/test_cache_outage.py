@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
-from kernels.models import Candidate, OptimizationRun
-from kernels.rate_limits import UNAVAILABLE
-from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_evaluation
+from court.models import Candidate, OptimizationRun
+from court.rate_limits import UNAVAILABLE
+from tests.court.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_evaluation
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Every answer an operation can give is in the schema, errors included (kernels/api/schema.py); a
+"""Every answer an operation can give is in the schema, errors included (court/api/schema.py); a
 path no route matches answers JSON under /api/, as every API answer is."""
 
 import pytest

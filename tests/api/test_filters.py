@@ -3,7 +3,7 @@ a malformed value is a 400 that names the parameter (issue 17, item 12: `?proble
 
 import pytest
 
-from tests.kernels.factories import make_candidate, make_evaluation
+from tests.court.factories import make_candidate, make_evaluation
 
 pytestmark = pytest.mark.django_db
 

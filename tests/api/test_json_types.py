@@ -3,8 +3,8 @@
 
 import pytest
 
-from kernels.models import HackReport
-from tests.kernels.factories import make_candidate
+from court.models import HackReport
+from tests.court.factories import make_candidate
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ export answered 200 with a row of nulls per problem (issue 18)."""
 
 import pytest
 
-from tests.kernels.factories import make_candidate, make_evaluation
+from tests.court.factories import make_candidate, make_evaluation
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ from django.contrib.auth.models import Permission
 from django.utils import timezone
 from drf_spectacular.generators import SchemaGenerator
 
+from court.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
-from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_problem
+from tests.court.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_problem
 from tests.verification.conftest import register
 
 pytestmark = pytest.mark.django_db

@@ -17,10 +17,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from court.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
+from tests.court.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
 from tests.e2e.conftest import court_server, static_root  # noqa: F401  (the real server, reused)
-from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

@@ -5,9 +5,9 @@ import itertools
 import pytest
 from django.core.management import call_command
 
-from kernels.models import Candidate, HackReport, OptimizationRun, Problem
+from court.models import Candidate, HackReport, OptimizationRun, Problem
 from tests.api.conftest import client_for
-from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
+from tests.court.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
 
 pytestmark = pytest.mark.django_db
 

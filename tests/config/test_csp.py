@@ -1,6 +1,6 @@
 """Every page carries the Content Security Policy, and nothing on it needs more than the policy allows.
 
-Every route of the URLconf is walked (the hidden-walk's world and filling, tests/kernels/test_hidden_walk.py),
+Every route of the URLconf is walked (the hidden-walk's world and filling, tests/court/test_hidden_walk.py),
 as a visitor and as staff, so a new page is held to the policy as soon as it exists. What the browser
 itself sees (styles and scripts that libraries add at run time) is for the browser tests, which fail on
 any violation (tests/e2e/conftest.py).
@@ -14,9 +14,9 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import path
 
-from kernels.models import Candidate, OptimizationRun, Problem
-from tests.kernels.test_hidden_walk import ARCH, OTHER_ARCH, build_world
-from tests.kernels.walk import Targets, http_paths
+from court.models import Candidate, OptimizationRun, Problem
+from tests.court.test_hidden_walk import ARCH, OTHER_ARCH, build_world
+from tests.court.walk import Targets, http_paths
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

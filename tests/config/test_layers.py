@@ -12,7 +12,7 @@ import uuid
 
 from asgiref.sync import async_to_sync
 
-from kernels.live.layers import ThreadSafeInMemoryChannelLayer
+from court.live.layers import ThreadSafeInMemoryChannelLayer
 from tests.config.environments import loaded
 
 

@@ -8,7 +8,7 @@ def test_nothing_set_means_embedded_sqlite_stub_broker_and_in_memory_layer(tmp_p
     assert settings["engine"] == "django.db.backends.sqlite3"
     assert settings["db_name"] == str(tmp_path / "var" / "db.sqlite3")
     assert settings["broker"] == "dramatiq.brokers.stub.StubBroker"
-    assert settings["layer"] == "kernels.live.layers.ThreadSafeInMemoryChannelLayer"
+    assert settings["layer"] == "court.live.layers.ThreadSafeInMemoryChannelLayer"
     assert settings["debug"] is False
     assert settings["embedded_worker"] is True
 

@@ -9,12 +9,12 @@ from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 
 from config.routing import websocket_application
+from court import curation
+from court.consumers import NOT_FOUND
+from court.live.events import candidate_group, run_group
+from court.models import Curation, Evaluation, OptimizationRun
 from evaluation.harness import HARNESS_VERSION
-from kernels import curation
-from kernels.consumers import NOT_FOUND
-from kernels.live.events import candidate_group, run_group
-from kernels.models import Curation, Evaluation, OptimizationRun
-from tests.kernels.factories import make_candidate, make_problem
+from tests.court.factories import make_candidate, make_problem
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -126,8 +126,8 @@ async def test_a_problem_hidden_closes_its_kernels_sockets_and_leaves_others_ope
 
 
 async def test_a_leaderboard_socket_hears_of_listed_kernels_verdicts_alone():
-    from kernels.live.progress import publish_evaluation
-    from tests.kernels.factories import make_evaluation
+    from court.live.progress import publish_evaluation
+    from tests.court.factories import make_evaluation
 
     def verdicts():
         listed = make_evaluation(make_candidate(scale=5), arch="h100")

@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from kernels.models import Evaluation
+from court.models import Evaluation
 from tests.e2e.conftest import assert_fits_the_width, screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -5,11 +5,11 @@ from pathlib import Path
 import pytest
 from django.contrib.auth import get_user_model
 
+from court.models import Evaluation, HackReport
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Evaluation, HackReport
+from tests.court.factories import make_candidate
+from tests.court.test_kernel_page import VERDICT
 from tests.e2e.conftest import log_in, screenshot
-from tests.kernels.factories import make_candidate
-from tests.kernels.test_kernel_page import VERDICT
 from verification.evaluations import record_verdict
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -11,8 +11,8 @@ from django.contrib import admin
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
+from tests.court.factories import make_candidate, make_evaluation
 from tests.e2e.conftest import log_in
-from tests.kernels.factories import make_candidate, make_evaluation
 
 # One viewport: what the policy admits does not depend on the width.
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True), pytest.mark.parametrize("viewport", ["desktop"])]

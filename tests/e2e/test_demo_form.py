@@ -5,9 +5,9 @@ browser checked). Screenshots at desktop and phone widths; the page never scroll
 import pytest
 from playwright.sync_api import expect
 
-from kernels.models import OptimizationRun
+from court.models import OptimizationRun
+from tests.court.factories import make_problem
 from tests.e2e.conftest import assert_fits_the_width, screenshot
-from tests.kernels.factories import make_problem
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -5,9 +5,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from kernels.models import HackReport, OptimizationRun, ProofCheck
+from court.models import HackReport, OptimizationRun, ProofCheck
+from tests.court.factories import make_candidate, make_evaluation
 from tests.e2e.conftest import assert_fits_the_width, log_in, screenshot
-from tests.kernels.factories import make_candidate, make_evaluation
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -6,12 +6,12 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from court.models import Evaluation
+from court.selectors import PAGE_SIZE
+from court.services import import_kernelbench_problem
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Evaluation
-from kernels.selectors import PAGE_SIZE
-from kernels.services import import_kernelbench_problem
+from tests.court.factories import PROBLEM_SOURCE, make_candidate
 from tests.e2e.conftest import assert_fits_the_width, screenshot
-from tests.kernels.factories import PROBLEM_SOURCE, make_candidate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

@@ -14,8 +14,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from kernels.curation import promote_problem
-from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, RunEvent
+from court.curation import promote_problem
+from court.models import Candidate, Evaluation, HackReport, OptimizationRun, RunEvent
 from tests.e2e.conftest import assert_fits_the_width, log_in, screenshot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

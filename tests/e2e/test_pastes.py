@@ -5,10 +5,10 @@ of them, and the paste is in no public list."""
 import pytest
 from playwright.sync_api import expect
 
-from kernels.models import OptimizationRun
-from kernels.services import submit_problem
+from court.models import OptimizationRun
+from court.services import submit_problem
+from tests.court.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_evaluation
 from tests.e2e.conftest import assert_fits_the_width, screenshot
-from tests.kernels.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate, make_evaluation
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 

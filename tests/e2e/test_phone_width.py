@@ -1,5 +1,5 @@
 """No page of the site scrolls sideways on a 390 px phone (issue 18): every route of the URLconf that
-answers a page, its parameters filled as the route walk fills them (tests/kernels/walk.py), visited in
+answers a page, its parameters filled as the route walk fills them (tests/court/walk.py), visited in
 Chromium by a signed-in user with every <details> open. A new page is walked as soon as its route
 exists. The data is a release measured by the harness on this CPU, imported (kernel pages with every
 measure), and a run with its transcript and a hack report."""
@@ -11,9 +11,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import connection
 
-from kernels.models import Candidate, Evaluation, HackReport, OptimizationRun, RunEvent
+from court.models import Candidate, Evaluation, HackReport, OptimizationRun, RunEvent
+from tests.court.walk import Targets, http_paths
 from tests.e2e.conftest import log_in
-from tests.kernels.walk import Targets, http_paths
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True), pytest.mark.parametrize("viewport", ["phone"])]
 

@@ -14,14 +14,14 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from court.models import Evaluation, OptimizationRun, RunEvent
 from evaluation.harness import HARNESS_VERSION
 from inference.markdown import render_markdown
-from kernels.models import Evaluation, OptimizationRun, RunEvent
+from tests.court.factories import make_candidate, make_evaluation, make_problem
+from tests.court.test_kernel_page import VERDICT
 from tests.e2e.conftest import assert_fits_the_width, screenshot
 from tests.inference.model_server import SERVED_MODEL, ReplayServer, Scenario
 from tests.inference.test_markdown import HOSTILE
-from tests.kernels.factories import make_candidate, make_evaluation, make_problem
-from tests.kernels.test_kernel_page import VERDICT
 from tests.verification.conftest import register
 from verification.evaluations import record_verdict
 

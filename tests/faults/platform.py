@@ -296,9 +296,9 @@ SEED = """
 import json
 from django.contrib.auth.models import User
 from rest_framework.authtoken.models import Token
-from kernels.models import Problem
-from kernels.source import normalized_source_hash
-from tests.kernels.factories import PROBLEM_SOURCE
+from court.models import Problem
+from court.source import normalized_source_hash
+from tests.court.factories import PROBLEM_SOURCE
 user = User.objects.create_user("fault-tester", password="not-used-here")
 source = PROBLEM_SOURCE.format(scale=7)
 problem = Problem.objects.create(source=source, normalized_hash=normalized_source_hash(source), title="Scales by 7.")

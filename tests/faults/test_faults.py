@@ -12,8 +12,8 @@ import time
 
 import pytest
 
+from tests.court.factories import CANDIDATE_SOURCE
 from tests.faults.platform import Platform, Viewer, assert_no_number_told_twice
-from tests.kernels.factories import CANDIDATE_SOURCE
 
 pytestmark = [pytest.mark.services, pytest.mark.slow]
 

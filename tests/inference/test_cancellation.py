@@ -5,11 +5,11 @@ import time
 
 import pytest
 
+from court.models import OptimizationRun, RunEvent
 from inference.cancellation import CancelRequests
 from inference.services import cancel_run, start_run
-from kernels.models import OptimizationRun, RunEvent
+from tests.court.factories import make_problem
 from tests.inference.model_server import SERVED_MODEL, ReplayServer, Scenario
-from tests.kernels.factories import make_problem
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

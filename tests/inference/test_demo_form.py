@@ -2,8 +2,8 @@
 
 import pytest
 
-from kernels.models import OptimizationRun, Problem
-from tests.kernels.factories import PROBLEM_SOURCE, make_candidate, make_evaluation, make_problem
+from court.models import OptimizationRun, Problem
+from tests.court.factories import PROBLEM_SOURCE, make_candidate, make_evaluation, make_problem
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from court.models import Evaluation, OptimizationRun
 from evaluation.harness import sandbox
-from kernels.models import Evaluation, OptimizationRun
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

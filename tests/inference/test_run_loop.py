@@ -5,9 +5,9 @@ import time
 
 import pytest
 
+from court.models import Evaluation, OptimizationRun, Problem, RunEvent
+from court.source import normalized_source_hash
 from inference.services import start_run
-from kernels.models import Evaluation, OptimizationRun, Problem, RunEvent
-from kernels.source import normalized_source_hash
 from tests.inference.kernelbench import problem
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -5,11 +5,11 @@ what a queued verdict waits for."""
 import pytest
 from django.utils import timezone
 
+from court.models import Evaluation, OptimizationRun, RunEvent
+from court.presentation import format_ms
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Evaluation, OptimizationRun, RunEvent
-from kernels.presentation import format_ms
-from tests.kernels.factories import make_candidate, make_evaluation, make_problem
-from tests.kernels.test_kernel_page import VERDICT
+from tests.court.factories import make_candidate, make_evaluation, make_problem
+from tests.court.test_kernel_page import VERDICT
 from tests.verification.conftest import register
 from verification.evaluations import record_verdict
 

@@ -8,10 +8,10 @@ import time
 import pytest
 from django.db import connection
 
+from court.models import OptimizationRun
 from inference import transcript as transcript_module
 from inference.transcript import Transcript, TranscriptWriter
-from kernels.models import OptimizationRun
-from tests.kernels.factories import make_problem
+from tests.court.factories import make_problem
 
 # The writer stores from a thread of its own, which sees only committed rows.
 pytestmark = pytest.mark.django_db(transaction=True)

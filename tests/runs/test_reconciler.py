@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from court.models import OptimizationRun
 from inference import runs
 from inference.queues import INFERENCE_QUEUE
 from inference.services import start_run
-from kernels.models import OptimizationRun
-from tests.kernels.factories import make_problem
+from tests.court.factories import make_problem
 from tests.verification.test_fanout import pending
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -113,11 +113,11 @@ def test_a_run_the_broker_refuses_is_still_started(broker, monkeypatch):
 
 
 def test_a_resumed_round_waits_for_the_candidate_its_dead_loop_made(broker):
+    from court.models import RunEvent
     from inference import transcript as transcript_module
     from inference.actors import _save_candidate
     from inference.transcript import Transcript
-    from kernels.models import RunEvent
-    from tests.kernels.factories import CANDIDATE_SOURCE
+    from tests.court.factories import CANDIDATE_SOURCE
 
     run = started(broker)
     dead_loop, resumed = Transcript(run), Transcript(run)

@@ -6,11 +6,11 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from config.routing import websocket_urlpatterns
+from court.models import OptimizationRun
 from inference import consumers
 from inference import transcript as transcript_module
 from inference.transcript import Transcript, TranscriptWriter
-from kernels.models import OptimizationRun
-from tests.kernels.factories import make_problem
+from tests.court.factories import make_problem
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

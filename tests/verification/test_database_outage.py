@@ -5,9 +5,9 @@ import psycopg
 import pytest
 from django.db import OperationalError, close_old_connections, connection
 
-from kernels.models import Evaluation
+from court.models import Evaluation
 from tests.conftest import unavailable
-from tests.kernels.factories import make_candidate, make_evaluation
+from tests.court.factories import make_candidate, make_evaluation
 from verification import evaluations
 from verification.jobs import store_through_outage
 

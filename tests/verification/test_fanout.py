@@ -2,8 +2,8 @@
 
 import pytest
 
-from kernels.models import Evaluation
-from tests.kernels.factories import make_candidate
+from court.models import Evaluation
+from tests.court.factories import make_candidate
 from tests.verification.conftest import register
 from verification.fanout import catch_up, fan_out
 

@@ -6,10 +6,10 @@ harness's release counts nowhere; a live verdict supersedes an imported one."""
 import pytest
 from django.core.management import CommandError, call_command
 
+from court.curation import request_reverification
+from court.leaderboard import best_per_problem
+from court.models import Candidate, Claim, Evaluation, Problem, Release
 from evaluation.harness import HARNESS_VERSION, release
-from kernels.curation import request_reverification
-from kernels.leaderboard import best_per_problem
-from kernels.models import Candidate, Claim, Evaluation, Problem, Release
 from tests.releases import rewritten, run_batch
 from tests.verification.conftest import register
 from verification.evaluations import record_verdict

@@ -6,8 +6,8 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
 from config.routing import websocket_urlpatterns
-from kernels.models import Evaluation, OptimizationRun
-from tests.kernels.factories import make_candidate, make_problem
+from court.models import Evaluation, OptimizationRun
+from tests.court.factories import make_candidate, make_problem
 from verification.actors import evaluate
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]

@@ -6,9 +6,9 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from kernels.curation import request_reverification
-from kernels.models import Evaluation, HackReport, ProofCheck
-from tests.kernels.factories import make_candidate
+from court.curation import request_reverification
+from court.models import Evaluation, HackReport, ProofCheck
+from tests.court.factories import make_candidate
 from tests.verification.conftest import register
 from tests.verification.test_fanout import pending
 from verification import evaluations, proofs

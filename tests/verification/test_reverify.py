@@ -8,10 +8,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from court.leaderboard import best_per_problem
+from court.models import AuditEntry, Evaluation
 from evaluation.harness import HARNESS_VERSION
-from kernels.leaderboard import best_per_problem
-from kernels.models import AuditEntry, Evaluation
-from tests.kernels.factories import make_candidate
+from tests.court.factories import make_candidate
 from tests.verification.conftest import register
 from tests.verification.test_fanout import pending
 from verification import reverify

@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from court.models import Evaluation
 from evaluation.harness import HARNESS_VERSION
-from kernels.models import Evaluation
-from tests.kernels.factories import make_candidate
+from tests.court.factories import make_candidate
 from tests.verification.conftest import register
 from verification.waiting import waits_for
 

@@ -9,10 +9,10 @@ import time
 import pytest
 from django.db import connection
 
-from kernels.models import Evaluation
+from court.models import Evaluation
 from tests.conftest import REPO, unavailable
+from tests.court.factories import make_candidate
 from tests.e2e.conftest import _database_url
-from tests.kernels.factories import make_candidate
 from verification.models import GpuWorker
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.django_db(transaction=True)]

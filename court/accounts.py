@@ -1,0 +1,67 @@
+"""Accounts: sign-up beside Django's own log-in and log-out views, the API's token (rate limited), and
+a signed-in user's own runs and hack reports."""
+
+from django.contrib import admin
+from django.contrib.auth import login, views
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from drf_spectacular.utils import extend_schema
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+
+from court import selectors
+from court.rate_limits import Throttle, limit_posts
+
+LOGIN_SCOPES = ("login", "login_account")
+
+# Every form that checks a password, so that guesses cost the same wherever they are made.
+login_page = limit_posts(*LOGIN_SCOPES)(views.LoginView.as_view())
+admin_login = limit_posts(*LOGIN_SCOPES)(admin.site.login)
+password_reset = limit_posts("accounts")(views.PasswordResetView.as_view())
+
+
+class TokenView(ObtainAuthToken):
+    """POST a username and password for the API token."""
+
+    # As a form too: the README's curl example posts one. Wrong credentials answer 400, as an OAuth
+    # token endpoint answers a grant it refuses (RFC 6749, 5.2).
+    @extend_schema(
+        request={"application/json": AuthTokenSerializer, "application/x-www-form-urlencoded": AuthTokenSerializer},
+        responses=AuthTokenSerializer,
+    )
+    def post(self, request, *args, **kwargs):
+        return super().post(request, *args, **kwargs)
+
+    def get_throttles(self):
+        return [Throttle(scope) for scope in LOGIN_SCOPES]
+
+
+@limit_posts("accounts")
+def signup(request):
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user)
+        target = request.GET.get("next", "/")
+        if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+            target = "/"
+        return redirect(target)
+    return render(request, "registration/signup.html", {"form": form})
+
+
+MY_PAGE_SIZE = 50
+
+
+@login_required
+def my_runs(request):
+    page = Paginator(selectors.runs_of(request.user), MY_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "court/my_runs.html", {"heading": "My runs", "page": page})
+
+
+@login_required
+def my_reports(request):
+    page = Paginator(selectors.reports_of(request.user), MY_PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "court/my_reports.html", {"heading": "My reports", "page": page})

@@ -1,6 +1,0 @@
-from django.apps import AppConfig
-
-
-class KernelsConfig(AppConfig):
-    name = "kernels"
-    verbose_name = "Kernels"
