@@ -319,6 +319,7 @@ def process_env(*, database_url: str, redis_url: str, model: ReplayServer, tmp: 
     env = {key: value for key, value in os.environ.items() if not key.startswith(("COURT_", "INFERENCE_"))}
     env.update(
         LIVENESS_ENV,
+        COURT_HARNESS_PLAN=os.environ.get("COURT_HARNESS_PLAN", "{}"),  # the suite's (tests/suite_plan.py)
         DATABASE_URL=database_url,
         REDIS_URL=redis_url,
         COURT_MODE="embedded",

@@ -1,0 +1,23 @@
+"""Loaded with `-p` (pyproject.toml), before Django reads its settings: the verifications the platform
+runs in the suite (its workers, in this process or in servers of their own) follow the default plan's
+every step, with a fraction of its sampling. The default plan samples a CPU verification for about
+30 s (its timing budgets), which the platform's tests do not look at: they check what happens around
+the harness. The harness's own tests choose their plans (tests/harness/conftest.py), and the settings'
+tests read the settings with none of the suite's environment (tests/config/environments.py)."""
+
+import json
+import os
+
+SUITE_PLAN = {
+    "warmup_rounds": 1,
+    "min_samples": 5,
+    "max_samples": 20,
+    "timing_budget_s": 1.0,
+    "steady_min_rounds": 2,
+    "steady_max_rounds": 10,
+    "steady_budget_s": 1.5,
+    "device_time_budget_s": 1.0,
+    "bootstrap_resamples": 200,
+}
+
+os.environ.setdefault("COURT_HARNESS_PLAN", json.dumps(SUITE_PLAN))
