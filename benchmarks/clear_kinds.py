@@ -105,24 +105,6 @@ def _time_side(model, inputs) -> dict:
     return {name: statistics.median(values) for name, values in result.items()}
 
 
-def command_peer(problem: Path, candidate: Path) -> None:
-    import torch
-
-    from evaluation.harness.sandboxed import loading
-
-    module, _ = loading.load_problem(str(problem), None)
-    init = loading.init_inputs(module)
-    torch.manual_seed(0)
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
-    result = {"reference": _time_side(loading.build_model(module.Model, list(init), 1, "cuda"), inputs)}
-    try:
-        cls = loading.load_module(loading.CANDIDATE_MODULE, candidate.read_text(), str(candidate)).ModelNew
-        result["candidate"] = _time_side(loading.build_model(cls, list(init), 1, "cuda"), inputs)
-    except Exception as exc:  # noqa: BLE001
-        result["candidate"] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
-    print(json.dumps(result))
-
-
 # The peers' load_inline builds, made all at once before anything is timed (`prebuild`).
 EXTENSIONS = "/tmp/clear-kinds-extensions"
 
@@ -195,7 +177,7 @@ def main() -> None:
     parser.add_argument("--candidate")
     args = parser.parse_args()
     if args.command == "peer":
-        command_peer(Path(args.problem), Path(args.candidate))
+        steady_state.command_peer(Path(args.problem), Path(args.candidate), time_side=_time_side)
         return
     if args.command == "load":
         command_load(Path(args.candidate))

@@ -188,7 +188,8 @@ def _time_side(model, inputs) -> dict:
     return result
 
 
-def command_peer(problem: Path, candidate: Path) -> None:
+def command_peer(problem: Path, candidate: Path, time_side=_time_side) -> None:
+    """Prints both sides' timings as `time_side(model, inputs)` measures them, as one JSON line."""
     import torch
 
     from evaluation.harness.sandboxed import loading
@@ -197,10 +198,10 @@ def command_peer(problem: Path, candidate: Path) -> None:
     init = loading.init_inputs(module)
     torch.manual_seed(0)
     inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in module.get_inputs()]
-    result = {"reference": _time_side(loading.build_model(module.Model, list(init), 1, "cuda"), inputs)}
+    result = {"reference": time_side(loading.build_model(module.Model, list(init), 1, "cuda"), inputs)}
     try:
         cls = loading.load_module(loading.CANDIDATE_MODULE, candidate.read_text(), str(candidate)).ModelNew
-        result["candidate"] = _time_side(loading.build_model(cls, list(init), 1, "cuda"), inputs)
+        result["candidate"] = time_side(loading.build_model(cls, list(init), 1, "cuda"), inputs)
     except Exception as exc:  # noqa: BLE001
         result["candidate"] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}"}
     print(json.dumps(result))

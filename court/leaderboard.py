@@ -300,7 +300,8 @@ def board(arch: str) -> Board:
     return _snapshot(f"board:{arch}", lambda: compute_board(arch).to_json(), Board.from_json)
 
 
-def _problem_order(row: BoardRow) -> tuple:
+def problem_order(row: BoardRow) -> tuple:
+    """Rows in the order of their problems: by level, then task (the leaderboard's default sort)."""
     return (row.level or 99, row.task or 0, row.problem)
 
 
@@ -382,7 +383,7 @@ def compare(first: str, second: str) -> Comparison:
     firsts = {row.problem: row for row in board(first).rows}
     seconds = {row.problem: row for row in board(second).rows}
     rows = [ComparedRow(firsts.get(pk), seconds.get(pk)) for pk in firsts.keys() | seconds.keys()]
-    return Comparison(first, second, sorted(rows, key=lambda row: _problem_order(row.problem)))
+    return Comparison(first, second, sorted(rows, key=lambda row: problem_order(row.problem)))
 
 
 def best_per_arch(problem: Problem) -> dict[str, BoardRow]:

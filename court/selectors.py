@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Length
 
-from court.leaderboard import BoardRow, ComparedRow
+from court.leaderboard import BoardRow, ComparedRow, problem_order
 from court.models import Candidate, Evaluation, HackReport, OptimizationRun, Problem, RunEvent
 from evaluation.harness import HARNESS_VERSION
 
@@ -119,7 +119,7 @@ def evaluations_of(candidate: Candidate) -> QuerySet[Evaluation]:
 
 
 SORTS = {
-    "problem": lambda row: (row.level or 99, row.task or 0, row.problem),
+    "problem": problem_order,
     "eager": lambda row: -(row.values["eager"] or 0),
     "compile": lambda row: -(row.values["compile"] or 0),
     "compile-ro": lambda row: -(row.values["compile-ro"] or 0),
