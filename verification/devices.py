@@ -4,6 +4,7 @@ import os
 import platform
 import socket
 from dataclasses import dataclass, field
+from importlib import metadata
 
 # Checked in order, so that "H200" is not taken for "H20" nor "L40S" for "L40".
 _ARCH_BY_NAME = (
@@ -45,28 +46,56 @@ class Device:
 
 
 def detect_device(arch_override: str = "") -> Device:
-    """This process's device: the first visible CUDA GPU (pin with CUDA_VISIBLE_DEVICES), else the CPU."""
+    """This process's device: the first visible CUDA GPU (pin with CUDA_VISIBLE_DEVICES), else the CPU.
+    A host whose driver reports no GPU is a CPU without loading torch: the web process of embedded
+    mode runs a CPU worker, and torch would cost it seconds of start-up and hundreds of MB."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES") == "" or not _nvidia_gpus():
+        return _cpu(arch_override)
     import torch
 
-    if torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        capability = (props.major, props.minor)
-        return Device(
-            arch=arch_override or arch_for(props.name, capability),
-            name=props.name,
-            torch_device="cuda",
-            capabilities={
-                "compute_capability": f"{props.major}.{props.minor}",
-                "memory_gib": round(props.total_memory / 2**30, 1),
-                "multiprocessors": props.multi_processor_count,
-                "cuda": torch.version.cuda,
-                "torch": torch.__version__,
-                "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-            },
-        )
+    if not torch.cuda.is_available():
+        return _cpu(arch_override)
+    props = torch.cuda.get_device_properties(0)
+    capability = (props.major, props.minor)
+    return Device(
+        arch=arch_override or arch_for(props.name, capability),
+        name=props.name,
+        torch_device="cuda",
+        capabilities={
+            "compute_capability": f"{props.major}.{props.minor}",
+            "memory_gib": round(props.total_memory / 2**30, 1),
+            "multiprocessors": props.multi_processor_count,
+            "cuda": torch.version.cuda,
+            "torch": torch.__version__,
+            "visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
+        },
+    )
+
+
+def _cpu(arch_override: str) -> Device:
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = None
     return Device(
         arch=arch_override or "cpu",
         name=platform.processor() or platform.machine(),
         torch_device="cpu",
-        capabilities={"cpus": os.cpu_count(), "torch": torch.__version__, "threads": torch.get_num_threads()},
+        capabilities={"cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)), "torch": torch_version},
     )
+
+
+def _nvidia_gpus() -> int:
+    """The GPUs NVIDIA's driver reports (NVML: no CUDA context, no torch); 0 where there is no driver."""
+    try:
+        import pynvml
+    except ImportError:
+        return 0
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError:
+        return 0
+    try:
+        return pynvml.nvmlDeviceGetCount()
+    finally:
+        pynvml.nvmlShutdown()
