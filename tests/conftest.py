@@ -5,9 +5,11 @@ is unreachable; in CI (CI=true) an unreachable server fails the test instead.
 """
 
 import os
+import pickle
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 REPO = Path(__file__).resolve().parent.parent
 RELEASE_DIR = REPO / "data" / "cuda-l1"
@@ -177,13 +179,29 @@ def verifier():
     return Verifier()
 
 
+def once_per_run(tmp_path_factory, name: str, compute):
+    """`compute()`'s value, computed once per test run: under pytest-xdist the first worker to ask
+    computes it and the others read its pickle (files it wrote stay in that worker's temporary folder
+    for the whole run). For session fixtures that cost tens of seconds of sandboxed work."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return compute()
+    shared = tmp_path_factory.getbasetemp().parent / f"{name}.pickle"
+    with FileLock(f"{shared}.lock"):
+        if shared.is_file():
+            return pickle.loads(shared.read_bytes())  # written by this test run's own worker
+        value = compute()
+        shared.write_bytes(pickle.dumps(value))
+        return value
+
+
 @pytest.fixture(scope="session")
 def cpu_release(tmp_path_factory):
-    """A release measured once a session by the real harness on this CPU (tests/releases.py): the
-    batch over a few tiny published entries, then packed. Tens of seconds."""
+    """A release measured once a run by the real harness on this CPU (tests/releases.py): the batch
+    over a few tiny published entries, then packed. Tens of seconds. Shared: tests read its files
+    and copy what they change."""
     from tests.releases import measure_release
 
-    return measure_release(tmp_path_factory.mktemp("cpu-release"))
+    return once_per_run(tmp_path_factory, "cpu_release", lambda: measure_release(tmp_path_factory.mktemp("cpu-release")))
 
 
 @pytest.fixture(scope="session")

@@ -52,19 +52,21 @@ def test_the_string_none_gets_the_harness_s_own_error_verdict(cpu_release):
 
 
 def test_a_resumed_batch_measures_nothing_twice_and_packs_the_same_bytes(cpu_release, tmp_path):
-    records = (cpu_release.state / release.STATE_RECORDS).read_text()
-    done = run_batch(*batch_run_args(cpu_release.published, cpu_release.state))
+    state = shutil.copytree(cpu_release.state, tmp_path / "state")
+    records = (state / release.STATE_RECORDS).read_text()
+    done = run_batch(*batch_run_args(cpu_release.published, state))
     assert done.returncode == 0, done.stderr
     assert "5 measured, 0 to go" in done.stdout
-    assert (cpu_release.state / release.STATE_RECORDS).read_text() == records
+    assert (state / release.STATE_RECORDS).read_text() == records
     again = tmp_path / "again.jsonl.gz"
-    packed = run_batch("pack", "--state", str(cpu_release.state), "--name", "cpu-test", "--out", str(again))
+    packed = run_batch("pack", "--state", str(state), "--name", "cpu-test", "--out", str(again))
     assert packed.returncode == 0, packed.stderr
     assert again.read_bytes() == cpu_release.path.read_bytes()
 
 
-def test_a_batch_resumed_with_other_settings_is_refused(cpu_release):
-    done = run_batch(*batch_run_args(cpu_release.published, cpu_release.state, "--baselines", "eager,compile"))
+def test_a_batch_resumed_with_other_settings_is_refused(cpu_release, tmp_path):
+    state = shutil.copytree(cpu_release.state, tmp_path / "state")
+    done = run_batch(*batch_run_args(cpu_release.published, state, "--baselines", "eager,compile"))
     assert done.returncode != 0
     assert "was started with another --baselines" in done.stderr
 
