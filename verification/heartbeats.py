@@ -47,7 +47,11 @@ class WorkerRegistration:
         return worker
 
     def beat(self) -> None:
-        GpuWorker.objects.filter(name=self.name).update(last_heartbeat=timezone.now(), stopped_at=None)
+        """Fresh heartbeat; a row gone while the worker runs (deleted in the admin, a database
+        restored from a backup) is written again, or fan-out would never send it work."""
+        if not GpuWorker.objects.filter(name=self.name).update(last_heartbeat=timezone.now(), stopped_at=None):
+            self.register()
+            logger.warning("worker %s had no row in the registry: registered again", self.name)
 
     def _beat_until_stopped(self) -> None:
         every_s = liveness.interval().total_seconds()
