@@ -24,8 +24,8 @@ from court.models import Candidate, Evaluation, Problem
 from evaluation.harness import HARNESS_VERSION
 from tests.conftest import REPO
 from tests.court.factories import make_candidate
+from tests.e2e.conftest import _court_servers, court_server, static_root  # noqa: F401  (the real server, reused)
 from tests.e2e.conftest import _database_url as database_url
-from tests.e2e.conftest import court_server, static_root  # noqa: F401  (the real server, reused)
 from verification.models import GpuWorker
 
 pytestmark = pytest.mark.django_db(transaction=True)

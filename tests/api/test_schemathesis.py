@@ -20,7 +20,7 @@ from rest_framework.authtoken.models import Token
 from court.models import AuditEntry, Candidate, Evaluation, HackReport, OptimizationRun, Problem
 from evaluation.harness import HARNESS_VERSION
 from tests.court.factories import CANDIDATE_SOURCE, PROBLEM_SOURCE, make_candidate
-from tests.e2e.conftest import court_server, static_root  # noqa: F401  (the real server, reused)
+from tests.e2e.conftest import _court_servers, court_server, static_root  # noqa: F401  (the real server, reused)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 

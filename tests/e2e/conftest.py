@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from tests.conftest import IN_CI, REPO
+from verification.models import GpuWorker
 
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -48,43 +50,124 @@ def static_root(tmp_path_factory):
     return root
 
 
-@pytest.fixture
-def court_server(transactional_db, static_root, tmp_path):
-    """The platform in embedded mode on the test database; yields its base URL."""
-    port = _free_port()
-    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL")}
+class CourtServer:
+    """The platform's web process in embedded mode (daphne), on the test database."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        self.env = env
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        self.registration = None
+        with open(log, "w") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(self.port), "config.asgi:application"],
+                cwd=REPO,
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    self.stop()
+                    pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
+                time.sleep(0.2)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _server_env(static_root: Path, var_dir: Path) -> dict[str, str]:
+    """The server's environment: this process's (tests set the model's address there), on the test
+    database, in embedded mode."""
+    env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DATABASE_URL", "PYTEST_CURRENT_TEST")}
     env.update(
         DATABASE_URL=_database_url(),
         COURT_STATIC_ROOT=str(static_root),
-        COURT_VAR_DIR=str(tmp_path / "var"),
+        COURT_VAR_DIR=str(var_dir),
         COURT_WORKER_ARCH="cpu",
         DB_CONN_MAX_AGE="0",
+        # No heartbeat in a test's time: the server's registry row is put back by `court_server`
+        # after each flush, at the point where a server of its own would register (see there).
+        COURT_HEARTBEAT_S="3600",
     )
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115  (the server writes it for the session)
-    server = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(port), "config.asgi:application"],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    # One visitor's log-ins, for the server's rate limits, across every test that shares it
+    # (tests/court/test_rate_limits.py tries the limits themselves).
+    for scope in ("LOGIN", "LOGIN_ACCOUNT"):
+        env.setdefault(f"COURT_THROTTLE_{scope}", "1000/min")
+    return env
+
+
+def _work_in_flight() -> bool:
+    """Anything a server's workers may still be doing: a run not finished, a verdict or a proof's
+    check still to come."""
+    from court.models import Evaluation, OptimizationRun, ProofCheck
+
+    return (
+        OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).exists()
+        or Evaluation.objects.filter(status__in=Evaluation.PENDING).exists()
+        or ProofCheck.objects.filter(status=ProofCheck.Status.QUEUED).exists()
     )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.close()
-                pytest.fail(f"the server did not start:\n{(tmp_path / 'server.log').read_text()[-3000:]}")
-            time.sleep(0.2)
-    yield f"http://127.0.0.1:{port}"
-    server.terminate()
-    try:
-        server.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        server.kill()
-    log.close()
+
+
+@pytest.fixture(scope="session")
+def _court_servers(django_db_setup, tmp_path_factory):
+    """This worker's server, kept from test to test (starting one costs seconds of CPU)."""
+    held = {"server": None, "logs": tmp_path_factory.mktemp("court-server")}
+    yield held
+    if held["server"] is not None:
+        held["server"].stop()
+
+
+@pytest.fixture
+def court_server(transactional_db, static_root, _court_servers):
+    """The platform in embedded mode on the test database; yields its base URL.
+
+    One server serves this worker's tests in turn while each asks for the same environment and none
+    leaves work in flight: a test that does (a run still streaming, a verdict still coming) has its
+    server stopped, so nothing it started writes into the next test's database. A reused server's
+    registry row went with the last test's flush; it is put back here, where a server of the test's
+    own would have registered: after the fixtures before this one arranged the database (candidates
+    saved then are fanned out to no worker) and before the test's body."""
+    held = _court_servers
+    env = _server_env(static_root, held["logs"] / "var")
+    server = held["server"]
+    if server is not None and (server.env != env or not server.alive()):
+        server.stop()
+        server = held["server"] = None
+    if server is None:
+        log = held["logs"] / f"server-{len(list(held['logs'].glob('server-*.log')))}.log"
+        server = held["server"] = CourtServer(env, log)
+        server.registration = _registration(server)
+    elif server.registration is not None:
+        registration = dict(server.registration, started_at=timezone.now(), last_heartbeat=timezone.now())
+        GpuWorker.objects.update_or_create(name=registration.pop("name"), defaults=registration)
+    yield server.url
+    if _work_in_flight() or not server.alive():
+        server.stop()
+        held["server"] = None
+
+
+def _registration(server: CourtServer) -> dict | None:
+    """The registry row the server's embedded worker wrote as it started (none with that worker off)."""
+    row = GpuWorker.objects.filter(name__endswith=":cpu:embedded", stopped_at=None).values().first()
+    if row is None:
+        return None
+    row.pop("id")
+    return row
 
 
 @pytest.fixture(scope="module")
