@@ -58,7 +58,6 @@ class CourtServer:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
-        self.registration = None
         with open(log, "w") as output:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(self.port), "config.asgi:application"],
@@ -71,12 +70,22 @@ class CourtServer:
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
+                break
             except OSError:
                 if self.process.poll() is not None or time.monotonic() > deadline:
                     self.stop()
                     pytest.fail(f"the server did not start:\n{log.read_text()[-3000:]}")
                 time.sleep(0.2)
+        # The registry row its embedded worker wrote as it started (none with that worker off).
+        self.registration = GpuWorker.objects.filter(name__endswith=":cpu:embedded", stopped_at=None).values().first()
+
+    def register_again(self) -> None:
+        """Puts back the registry row a flush removed, as the server wrote it, beating now."""
+        if self.registration is None:
+            return
+        row = {key: value for key, value in self.registration.items() if key not in ("id", "name")}
+        row.update(started_at=timezone.now(), last_heartbeat=timezone.now())
+        GpuWorker.objects.update_or_create(name=self.registration["name"], defaults=row)
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -151,23 +160,12 @@ def court_server(transactional_db, static_root, _court_servers):
     if server is None:
         log = held["logs"] / f"server-{len(list(held['logs'].glob('server-*.log')))}.log"
         server = held["server"] = CourtServer(env, log)
-        server.registration = _registration(server)
-    elif server.registration is not None:
-        registration = dict(server.registration, started_at=timezone.now(), last_heartbeat=timezone.now())
-        GpuWorker.objects.update_or_create(name=registration.pop("name"), defaults=registration)
+    else:
+        server.register_again()
     yield server.url
     if _work_in_flight() or not server.alive():
         server.stop()
         held["server"] = None
-
-
-def _registration(server: CourtServer) -> dict | None:
-    """The registry row the server's embedded worker wrote as it started (none with that worker off)."""
-    row = GpuWorker.objects.filter(name__endswith=":cpu:embedded", stopped_at=None).values().first()
-    if row is None:
-        return None
-    row.pop("id")
-    return row
 
 
 @pytest.fixture(scope="module")
