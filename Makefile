@@ -64,11 +64,12 @@ endif
 # In parallel (pytest-xdist): each worker has its own test databases and Redis database
 # (tests/xdist_services.py). Three workers on two cores: the tests wait on sandboxed processes,
 # servers and browsers as much as they compute (9 min 51 s against 10 min 40 s with two).
-# TEST_WORKERS=0 runs it in one process.
+# TEST_WORKERS=0 runs it in one process. `loadgroup`: tests whose fixtures build a world of their own
+# (a PostgreSQL cluster, a server) go to one worker, which builds it once (tests/conftest.py).
 TEST_WORKERS ?= 3
 
 test: setup-test lint
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 $(PYTEST_ARGS)
 
 # Every test that needs no sandboxed verification, browser, server process or GPU (marked by the
 # fixtures they use, tests/conftest.py): under a minute on two cores, in two processes (52 s, against

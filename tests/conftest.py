@@ -213,17 +213,25 @@ def sandboxed_harness():
 # A test that starts the site in processes of its own (schemathesis, the fault tests, the README's
 # examples): marked `server`.
 SERVER_FIXTURES = frozenset({"api_server", "court_platform", "readme_site"})
+# Fixtures whose world each pytest-xdist worker would build anew (a PostgreSQL cluster and its
+# template database; a server with workers off and wide rates): their tests share one worker
+# (`--dist loadgroup`, Makefile), which builds it once.
+WORKER_GROUPS = {"court_platform": "fault-platform", "api_server": "api-server"}
 
 
 def pytest_collection_modifyitems(items):
-    """Tests that verify are marked by the fixtures they use. Browser tests run last: they are the
-    slowest, and Playwright's event loop must not overlap the async tests (see tests/e2e/conftest.py)."""
+    """Tests that verify are marked by the fixtures they use, and so are the groups above. Browser
+    tests run last: they are the slowest, and Playwright's event loop must not overlap the async
+    tests (see tests/e2e/conftest.py)."""
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
         if VERIFYING_FIXTURES & used:
             item.add_marker(pytest.mark.verifies)
         if SERVER_FIXTURES & used:
             item.add_marker(pytest.mark.server)
+        for fixture, group in WORKER_GROUPS.items():
+            if fixture in used:
+                item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: "/e2e/" in str(item.path))
 
 

@@ -17,6 +17,9 @@ from tests.harness.conftest import CANDIDATES, PROBLEMS, SMALL_LIMITS, SMALL_PLA
 
 REPO = Path(__file__).resolve().parent.parent
 BATCH = REPO / "benchmarks" / "release_batch.py"
+# The harness tests' small plan, with the profile: the kernels it lists are what the browser tests'
+# kernel pages show (the platform's own verifications in the suite skip it, tests/suite_plan.py).
+RELEASE_PLAN = {**SMALL_PLAN, "profile": True}
 
 # (level, task, problem, candidate or None for CUDA-L1's placeholder string "None", published speedup over eager)
 PUBLISHED = [
@@ -60,8 +63,8 @@ def run_batch(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(BATCH), *args], cwd=REPO, capture_output=True, text=True, timeout=900)
 
 
-def batch_run_args(published: Path, state: Path, *extra: str) -> list[str]:
-    """`release_batch.py run` on the CPU over the published file, with the harness tests' small plan."""
+def batch_run_args(published: Path, state: Path, *extra: str, plan: dict = RELEASE_PLAN) -> list[str]:
+    """`release_batch.py run` on the CPU over the published file, with the plan given."""
     return [
         "run",
         "--state",
@@ -75,7 +78,7 @@ def batch_run_args(published: Path, state: Path, *extra: str) -> list[str]:
         "--parallel",
         "2",
         "--plan",
-        json.dumps(SMALL_PLAN),
+        json.dumps(plan),
         "--limits",
         json.dumps(SMALL_LIMITS),
         *extra,

@@ -17,7 +17,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from tests.conftest import IN_CI, REPO
+from tests.conftest import IN_CI, REPO, once_per_run
 from verification.models import GpuWorker
 
 ARTIFACTS = REPO / "test-artifacts" / "screenshots"
@@ -44,10 +44,16 @@ def _database_url() -> str:
 
 @pytest.fixture(scope="session")
 def static_root(tmp_path_factory):
-    root = tmp_path_factory.mktemp("static")
-    env = dict(os.environ, COURT_STATIC_ROOT=str(root), COURT_VAR_DIR=str(tmp_path_factory.mktemp("collect-var")))
-    subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"], cwd=REPO, env=env, check=True)
-    return root
+    """The site's static files, collected once per test run: every worker's servers read them."""
+
+    def collected() -> Path:
+        root = tmp_path_factory.mktemp("static")
+        env = dict(os.environ, COURT_STATIC_ROOT=str(root), COURT_VAR_DIR=str(tmp_path_factory.mktemp("collect-var")))
+        collect = [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"]
+        subprocess.run(collect, cwd=REPO, env=env, check=True)
+        return root
+
+    return once_per_run(tmp_path_factory, "static_root", collected)
 
 
 class CourtServer:
@@ -168,11 +174,12 @@ def court_server(transactional_db, static_root, _court_servers):
         held["server"] = None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
-    """One Chromium per module. Playwright's sync API keeps an event loop running in this thread
-    while it is open, so it must close before the suite's async tests run (module scope, and the
-    e2e tests run last), and Django must be told that the synchronous test body may use the ORM.
+    """One Chromium per test process, open from its first browser test to the end. Playwright's sync
+    API keeps an event loop running in this thread while it is open, so no async test may come after
+    it: the e2e tests run last (tests/conftest.py sorts them so, and pytest-xdist hands tests out in
+    that order). Django must be told that the synchronous test body may use the ORM.
     """
     if not Path(CHROMIUM).exists():
         if IN_CI:

@@ -14,7 +14,7 @@ import pytest
 
 from evaluation.harness import release
 from evaluation.harness.verdict import HARNESS_VERSION
-from tests.harness.conftest import CANDIDATES, PROBLEMS
+from tests.harness.conftest import CANDIDATES, PROBLEMS, SMALL_PLAN
 from tests.releases import PUBLISHED, REPO, batch_run_args, run_batch
 
 
@@ -185,7 +185,7 @@ def test_the_batch_measures_the_builtin_optimizers_candidates(tmp_path, sandboxe
     manifest = [{"level": 1, "task": 1, "folder": "level1_task001", "candidates": [{"file": "01-fused_epilogue.py"}]}]
     (folder / "manifest.json").write_text(json.dumps(manifest))
     state, out = tmp_path / "state", tmp_path / "builtin.jsonl.gz"
-    done = run_batch(*batch_run_args(folder, state, "--source", "builtin", "--candidates", str(folder)))
+    done = run_batch(*batch_run_args(folder, state, "--source", "builtin", "--candidates", str(folder), plan=SMALL_PLAN))
     assert done.returncode == 0, done.stderr
     assert run_batch("pack", "--state", str(state), "--name", "cpu-builtin", "--out", str(out)).returncode == 0
     (entry,) = release.read(out).entries
