@@ -6,6 +6,7 @@ is unreachable; in CI (CI=true) an unreachable server fails the test instead.
 
 import os
 import pickle
+import threading
 from pathlib import Path
 
 import pytest
@@ -194,14 +195,66 @@ def once_per_run(tmp_path_factory, name: str, compute):
         return value
 
 
+def _measured_release(tmp_path_factory):
+    from tests.releases import measure_release
+
+    return measure_release(tmp_path_factory.mktemp("cpu-release"))
+
+
+def _analysed_kernelbench(tmp_path_factory):
+    from tests.inference.conftest import analysed
+
+    profiles = analysed(thread_start=_computing_a_shared_value)
+    # Beside another test's monkeypatching of the sandbox, an analysis may fail that would not alone.
+    failed = [key for key, (_, profile) in profiles.items() if not profile.ok]
+    if failed:
+        raise RuntimeError(f"analyses failed in the background: {failed}")
+    return profiles
+
+
+# The session fixtures whose values cost tens of seconds of sandboxed work, and how each is computed.
+SHARED = {"cpu_release": _measured_release, "kernelbench_profiles": _analysed_kernelbench}
+_computing_shared = threading.local()
+
+
+def _computing_a_shared_value():
+    """Marks this thread as one of `_shared_values_started_early`'s: the test running meanwhile may be
+    one that must not start sandboxed processes, but these are not its own."""
+    _computing_shared.active = True
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_values_started_early(request, tmp_path_factory):
+    """Under pytest-xdist the first worker starts computing the shared values the run's tests need
+    as it starts, in threads beside its own tests. Left to the fixtures, every worker reaching a test
+    that needs one would wait idle (they reach the same tests at about the same time) while one
+    computes it. A value whose thread failed is computed again by the fixture, which reports why."""
+    if os.environ.get("PYTEST_XDIST_WORKER") != "gw0":
+        yield
+        return
+
+    def compute(name: str):
+        _computing_a_shared_value()
+        try:
+            once_per_run(tmp_path_factory, name, lambda: SHARED[name](tmp_path_factory))
+        except Exception:  # noqa: BLE001  (the fixture computes it again and fails with the reason)
+            pass
+
+    needed = sorted({name for item in request.session.items for name in item.fixturenames} & SHARED.keys())
+    threads = [threading.Thread(target=compute, args=(name,), name=f"shared {name}", daemon=True) for name in needed]
+    for thread in threads:
+        thread.start()
+    yield
+    for thread in threads:
+        thread.join()
+
+
 @pytest.fixture(scope="session")
 def cpu_release(tmp_path_factory):
     """A release measured once a run by the real harness on this CPU (tests/releases.py): the batch
     over a few tiny published entries, then packed. Tens of seconds. Shared: tests read its files
     and copy what they change."""
-    from tests.releases import measure_release
-
-    return once_per_run(tmp_path_factory, "cpu_release", lambda: measure_release(tmp_path_factory.mktemp("cpu-release")))
+    return once_per_run(tmp_path_factory, "cpu_release", lambda: SHARED["cpu_release"](tmp_path_factory))
 
 
 @pytest.fixture(scope="session")
@@ -243,7 +296,11 @@ def _sandboxed_processes_only_through_a_fixture(request, monkeypatch):
         return
     from evaluation.harness import sandbox
 
+    launch = sandbox.launch
+
     def refuse(*args, **kwargs):
+        if getattr(_computing_shared, "active", False):  # a shared value's thread, not this test
+            return launch(*args, **kwargs)
         raise AssertionError(
             "this test starts a sandboxed process: ask for the `verifier` fixture (or another of "
             "tests/conftest.py's VERIFYING_FIXTURES), so that `make test-fast` leaves it out"
