@@ -62,8 +62,8 @@ export REDIS_URL ?= redis://127.0.0.1:6379/15
 endif
 
 # In parallel (pytest-xdist): each worker has its own test databases and Redis database
-# (tests/xdist_services.py). Three workers on two cores: the tests wait on sandboxed processes,
-# servers and browsers as much as they compute (9 min 51 s against 10 min 40 s with two).
+# (tests/xdist_services.py). Three workers on two cores, which the suite keeps busy: two took as long
+# (11 min 31 s against 11 min 17 s, within the 8-16% between runs of the same code; README).
 # TEST_WORKERS=0 runs it in one process. `loadgroup`: tests whose fixtures build a world of their own
 # (a PostgreSQL cluster, a server) go to one worker, which builds it once (tests/conftest.py).
 TEST_WORKERS ?= 3

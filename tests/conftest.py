@@ -205,10 +205,11 @@ def _analysed_kernelbench(tmp_path_factory):
     from tests.inference.conftest import analysed
 
     profiles = analysed(thread_start=_computing_a_shared_value)
-    # Beside another test's monkeypatching of the sandbox, an analysis may fail that would not alone.
-    failed = [key for key, (_, profile) in profiles.items() if not profile.ok]
+    # Not kept for the run: run beside another test's monkeypatching of the sandbox (the background's
+    # threads), an analysis may fail that would not alone.
+    failed = {key: profile.error for key, (_, profile) in profiles.items() if not profile.ok}
     if failed:
-        raise RuntimeError(f"analyses failed in the background: {failed}")
+        raise RuntimeError(f"KernelBench analyses failed: {failed}")
     return profiles
 
 
@@ -218,9 +219,15 @@ _computing_shared = threading.local()
 
 
 def _computing_a_shared_value():
-    """Marks this thread as one of `_shared_values_started_early`'s: the test running meanwhile may be
-    one that must not start sandboxed processes, but these are not its own."""
+    """Marks this thread as one computing a shared value: in `_shared_values_started_early`'s threads
+    the test running meanwhile may be one that must not start sandboxed processes, but these are not
+    its own."""
     _computing_shared.active = True
+
+
+def shared_value(tmp_path_factory, name: str):
+    """The value of `SHARED[name]`, computed once per test run (`once_per_run`)."""
+    return once_per_run(tmp_path_factory, name, lambda: SHARED[name](tmp_path_factory))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -236,7 +243,7 @@ def _shared_values_started_early(request, tmp_path_factory):
     def compute(name: str):
         _computing_a_shared_value()
         try:
-            once_per_run(tmp_path_factory, name, lambda: SHARED[name](tmp_path_factory))
+            shared_value(tmp_path_factory, name)
         except Exception:  # noqa: BLE001  (the fixture computes it again and fails with the reason)
             pass
 
@@ -254,7 +261,7 @@ def cpu_release(tmp_path_factory):
     """A release measured once a run by the real harness on this CPU (tests/releases.py): the batch
     over a few tiny published entries, then packed. Tens of seconds. Shared: tests read its files
     and copy what they change."""
-    return once_per_run(tmp_path_factory, "cpu_release", lambda: SHARED["cpu_release"](tmp_path_factory))
+    return shared_value(tmp_path_factory, "cpu_release")
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ import pytest
 
 from inference.backends.builtin.analysis import analyse_problem
 from inference.backends.builtin.analysis.profile import ProblemProfile
-from tests.conftest import once_per_run
+from tests.conftest import shared_value
 from tests.inference.kernelbench import problem
 
 # (level, task): a matmul, elementwise ops, a pooling, convolutions with epilogues, a GEMM with
@@ -25,4 +25,4 @@ def analysed(thread_start=None) -> dict[tuple[int, int], tuple[str, ProblemProfi
 @pytest.fixture(scope="session")
 def kernelbench_profiles(sandboxed_harness, tmp_path_factory) -> dict[tuple[int, int], tuple[str, ProblemProfile]]:
     """Analysed once per test run (a minute of sandboxed analyses)."""
-    return once_per_run(tmp_path_factory, "kernelbench_profiles", analysed)
+    return shared_value(tmp_path_factory, "kernelbench_profiles")  # tests/conftest.py SHARED: `analysed`
