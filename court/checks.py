@@ -12,7 +12,8 @@ CHECKS = {
     "problem_runs": ("not run", "The problem's own reference failed to run."),
     "protocol_intact": (
         "forged messages",
-        "The candidate's process wrote to the harness's private channels (a forged reply or timing record).",
+        "The candidate's process wrote to the harness's private channels (a forged reply, or a timing record "
+        "without the call site's key).",
     ),
     "harness_intact": ("patched clock, torch or harness", "A function the harness or the baselines rely on was replaced."),
     "no_global_hooks": (
@@ -36,7 +37,11 @@ CHECKS = {
         "slowed baselines",
         "The candidate's processes used the CPU while a baseline was being timed.",
     ),
-    "clock_consistent": ("forged times", "A call reported more time than the harness waited for it."),
+    "quiet_between_calls": (
+        "escaping the timer",
+        "The candidate's process kept working between its calls, while it had nothing to do.",
+    ),
+    "clock_consistent": ("forged times", "A call reported a time the harness's own clock rules out."),
     "no_hidden_work": (
         "escaping the timer",
         "Work was left running on the device after the call returned (another stream or thread).",

@@ -9,8 +9,12 @@ the flag means anywhere. tests/court/test_flags.py fails on a harness flag missi
 
 FLAGS = {
     "same_kernels_as_reference": (
-        "The candidate launched exactly the GPU kernels the reference does, and none of its own: any speedup comes "
-        "from launching them differently (fewer synchronizations, a CUDA graph), not from a faster kernel."
+        "The candidate launched exactly the kernels the reference does, and none of its own: it does the reference's "
+        "work, so its speedup is stated as 1.0 by construction (what was measured is kept beside it) and is never a win."
+    ),
+    "control_off": (
+        "The reference timed as a candidate would be read faster or slower than itself beyond doubt: this host did "
+        "not time the two kinds of process alike during this verification, so none of its speedups counts as a win."
     ),
     "hidden_work": (
         "Some work was still running on the device after the call returned (another stream or thread), beyond what "

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,8 +90,12 @@ enum { FRAME_READY = 1, FRAME_INPUTS = 2, FRAME_OUTPUTS = 3, FRAME_END = 4 };
 typedef struct { uint32_t magic; uint32_t kind; uint64_t length; uint64_t sequence; } FrameHeader;
 
 /* What the parent reads of each call, written here inside the window: the times, and which inputs
- * the call wrote to. Python code in this process never handles it. */
-#define TIMING_MAGIC 0x3154434bu /* "KCT1" */
+ * the call wrote to. Python code in this process never handles it, and none can forge it: each record
+ * carries a SipHash-2-4 tag under a key only this file and the parent hold (read from a private file
+ * descriptor at init, before any user code, and kept in this file's static memory, which the process's
+ * own Python cannot read: the sandbox refuses it /proc/self/mem). A record written by anything else
+ * fails the parent's check. */
+#define TIMING_MAGIC 0x3254434bu /* "KCT2" */
 typedef struct {
     uint32_t magic; uint32_t flags; uint64_t sequence;
     double ms, stream_ms, host_ms;
@@ -98,7 +103,32 @@ typedef struct {
     double idle_ms;           /* a burst's call: from its end to the device drained (`settled`), less the same gap
                                * after work of the harness's own (`floor`); the burst's end: a device-wide
                                * synchronize of the idle device, for scale */
+    uint64_t tag;             /* SipHash-2-4 of the bytes above under the record key */
 } TimingRecord;
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein), the records' tag ---- */
+
+static uint64_t record_key[2];
+
+#define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND do { v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32); v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2; \
+                      v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0; v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32); } while (0)
+
+static uint64_t siphash(const unsigned char *in, size_t n, const uint64_t key[2]) {
+    uint64_t v0 = 0x736f6d6570736575ull ^ key[0], v1 = 0x646f72616e646f6dull ^ key[1];
+    uint64_t v2 = 0x6c7967656e657261ull ^ key[0], v3 = 0x7465646279746573ull ^ key[1];
+    size_t whole = n - n % 8;
+    for (size_t i = 0; i < whole; i += 8) {
+        uint64_t m;
+        memcpy(&m, in + i, 8); /* little-endian hosts only (x86-64, aarch64) */
+        v3 ^= m; SIPROUND; SIPROUND; v0 ^= m;
+    }
+    uint64_t last = (uint64_t)n << 56;
+    for (size_t i = 0; i < n % 8; i++) last |= (uint64_t)in[whole + i] << (8 * i);
+    v3 ^= last; SIPROUND; SIPROUND; v0 ^= last;
+    v2 ^= 0xff; SIPROUND; SIPROUND; SIPROUND; SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
 enum { TIMED_OK = 1, TIMED_RAISED = 2, TIMED_CAPTURED = 4, TIMED_CUDA = 8, TIMED_BURST = 16, TIMED_BURST_END = 32,
        TIMED_UNGATED = 64 };
 
@@ -723,7 +753,8 @@ static void error_after_sync(CUresult r, PyObject **error) {
 static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified,
                         double idle_ms) {
     if (S.timing_fd < 0) return 1;
-    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified, idle_ms};
+    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified, idle_ms, 0};
+    record.tag = siphash((const unsigned char *)&record, offsetof(TimingRecord, tag), record_key);
     return same_pipe(S.timing_fd, &S.timing_id, "timing pipe") && write_all(S.timing_fd, (const char *)&record, sizeof record);
 }
 
@@ -806,19 +837,35 @@ static int gate_open(uint32_t value) {
 
 static PyObject *callsite_init(PyObject *self, PyObject *args, PyObject *kwargs) {
     static char *names[] = {"tensor_type", "to_dlpack", "cuda_driver", "flush_bytes", "capture_fd", "input_fd",
-                            "timing_fd", "max_output_bytes", "poison_outputs", "every_call_captured", NULL};
+                            "timing_fd", "max_output_bytes", "poison_outputs", "every_call_captured", "key_fd", NULL};
     PyObject *tensor_type, *to_dlpack;
     const char *driver = NULL;
     Py_ssize_t flush_bytes;
-    int capture_fd, input_fd, timing_fd, poison_outputs = 0, every_call_captured = 0;
+    int capture_fd, input_fd, timing_fd, poison_outputs = 0, every_call_captured = 0, key_fd = -1;
     unsigned long long max_output;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK|pp", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
-                                     &capture_fd, &input_fd, &timing_fd, &max_output, &poison_outputs, &every_call_captured))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOzniiiK|ppi", names, &tensor_type, &to_dlpack, &driver, &flush_bytes,
+                                     &capture_fd, &input_fd, &timing_fd, &max_output, &poison_outputs, &every_call_captured,
+                                     &key_fd))
         return NULL;
+    if (S.ready) { PyErr_SetString(Fault, "the call site is initialised once per process"); return NULL; }
+    /* The record key: read here, in C, and the descriptor closed, so no Python object ever holds it. */
+    if (timing_fd >= 0) {
+        if (key_fd < 0) { PyErr_SetString(Fault, "timing records need their key's file descriptor"); return NULL; }
+        unsigned char key[16];
+        size_t got = 0;
+        while (got < sizeof key) {
+            ssize_t r = read(key_fd, key + got, sizeof key - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) { close(key_fd); PyErr_SetString(Fault, "the record key's descriptor held no key"); return NULL; }
+            got += (size_t)r;
+        }
+        close(key_fd);
+        memcpy(record_key, key, sizeof key);
+        memset(key, 0, sizeof key);
+    }
     if ((capture_fd >= 0 && fstat(capture_fd, &S.capture_id) != 0) || (input_fd >= 0 && fstat(input_fd, &S.input_id) != 0)
         || (timing_fd >= 0 && fstat(timing_fd, &S.timing_id) != 0))
         return PyErr_SetFromErrno(PyExc_OSError);
-    if (S.ready) { PyErr_SetString(Fault, "the call site is initialised once per process"); return NULL; }
     if (!PyType_Check(tensor_type) || !PyCallable_Check(to_dlpack)) {
         PyErr_SetString(PyExc_TypeError, "tensor_type must be torch.Tensor and to_dlpack torch._C._to_dlpack");
         return NULL;

@@ -1,13 +1,17 @@
 """A control group per sandboxed process, where the host lets the harness make one.
 
-Two limits the sandbox cannot otherwise hold: memory the kernel charges to the group (pages in a
+What it gives the harness beyond the sandbox: a freezer, so that nothing of a candidate runs while
+anything else is measured (`freeze`, `thaw`), and its CPU time counted by the kernel for the whole
+group, threads that have exited included (`cpu_ns`), where summing the live threads loses what an
+exited thread ran. And two limits the sandbox cannot otherwise hold: memory the kernel charges to the group (pages in a
 tmpfs, memfd files and System V shared memory included, which no process's resident set shows: a
 candidate held 7.5 GiB of the host's memory in unmapped memfd files past the resident-memory
 watchdog), and a cap on processes and threads (RLIMIT_NPROC does not bind a sandbox of a harness
 that runs as root, whose processes are uid 0 outside their user namespace).
 
-cgroup v2 (a writable group of this process's with the memory and pids controllers) or v1 (the
-memory and pids hierarchies); where neither can be written (a container with a read-only
+cgroup v2 (a writable group of this process's with the memory and pids controllers; freezing and
+CPU time are v2's own) or v1 (the memory and pids hierarchies, and the freezer and cpuacct ones where
+mounted); where neither can be written (a container with a read-only
 /sys/fs/cgroup), `create` returns None and the watchdog on resident memory is the only memory limit,
 which the verdict's `sandbox` says. Standard library only.
 """
@@ -36,6 +40,9 @@ def _own(controller: str | None) -> str | None:
     return None
 
 
+FREEZE_TIMEOUT_S = 5.0
+
+
 @dataclass
 class Group:
     """The group's folders, one per hierarchy (one for v2), and what it holds."""
@@ -43,6 +50,52 @@ class Group:
     folders: list[Path]
     version: int
     memory_bytes: int
+    # The folders holding the freezer and the CPU counter (None where the host has neither).
+    freezer: Path | None = None
+    cpu: Path | None = None
+
+    def freeze(self) -> bool:
+        """Every task of the group stopped, waited for; False where the host gives no freezer or the
+        group did not freeze in time (then it is thawed again)."""
+        if self.freezer is None:
+            return False
+        v2 = self.version == 2
+        try:
+            _write(self.freezer / ("cgroup.freeze" if v2 else "freezer.state"), "1" if v2 else "FROZEN")
+            deadline = time.monotonic() + FREEZE_TIMEOUT_S
+            while time.monotonic() < deadline:
+                if self._frozen_v2() if v2 else (self.freezer / "freezer.state").read_text().strip() == "FROZEN":
+                    return True
+                time.sleep(0.0002)
+        except OSError:
+            return False
+        self.thaw()
+        return False
+
+    def _frozen_v2(self) -> bool:
+        events = dict(line.split() for line in (self.freezer / "cgroup.events").read_text().splitlines())
+        return events.get("frozen") == "1"
+
+    def thaw(self) -> None:
+        if self.freezer is None:
+            return
+        v2 = self.version == 2
+        try:
+            _write(self.freezer / ("cgroup.freeze" if v2 else "freezer.state"), "0" if v2 else "THAWED")
+        except OSError:
+            pass
+
+    def cpu_ns(self) -> int | None:
+        """CPU time every task of the group has run since it was made, exited ones included."""
+        if self.cpu is None:
+            return None
+        try:
+            if self.version == 2:
+                stat = dict(line.split() for line in (self.cpu / "cpu.stat").read_text().splitlines())
+                return int(stat["usage_usec"]) * 1000
+            return int((self.cpu / "cpuacct.usage").read_text())
+        except (OSError, ValueError, KeyError):
+            return None
 
     def enter(self, command: list[str]) -> list[str]:
         """`command`, started inside the group: a shell joins it, then becomes the command, so no
@@ -119,7 +172,7 @@ def _create_v2(name: str, memory_bytes: int, processes: int) -> Group | None:
     except OSError:
         Group([folder], 2, memory_bytes).remove()
         return None
-    return Group([folder], 2, memory_bytes)
+    return Group([folder], 2, memory_bytes, freezer=folder if (folder / "cgroup.freeze").exists() else None, cpu=folder)
 
 
 def _create_v1(name: str, memory_bytes: int, processes: int) -> Group | None:
@@ -144,7 +197,25 @@ def _create_v1(name: str, memory_bytes: int, processes: int) -> Group | None:
     except OSError:
         Group(folders, 1, memory_bytes).remove()
         return None
-    return Group(folders, 1, memory_bytes)
+    # Freezer and CPU accounting where their hierarchies are mounted; without them the group still
+    # limits memory and processes.
+    found = {}
+    for controller, probe in (("freezer", "freezer.state"), ("cpuacct", "cpuacct.usage")):
+        own = _own(controller)
+        hierarchy = next((ROOT / name for name in (controller, "cpu,cpuacct", "cpuacct,cpu") if (ROOT / name).is_dir()), None)
+        if own is None or hierarchy is None:
+            continue
+        folder = hierarchy / own.lstrip("/") / name
+        try:
+            folder.mkdir()
+        except OSError:
+            continue
+        if (folder / probe).exists():
+            folders.append(folder)
+            found[controller] = folder
+        else:
+            Group([folder], 1, memory_bytes).remove()
+    return Group(folders, 1, memory_bytes, freezer=found.get("freezer"), cpu=found.get("cpuacct"))
 
 
 def available() -> bool:

@@ -1,7 +1,7 @@
-"""The private channel between the harness and a sandboxed process: JSON lines over two pipes.
+"""The private channel between the harness and a sandboxed process: JSON lines over a socket pair.
 
-The pipes are file descriptors handed to the sandboxed process at start; its stdout and stderr go to
-a log file and are never parsed. Code running inside that process can still write to these pipes, so
+The socket's end is a file descriptor handed to the sandboxed process at start; its stdout and stderr go to
+a log file and are never parsed. Code running inside that process can still write to it, so
 the parent treats every message as a claim: it checks each reply's nonce and its wall-clock
 plausibility, and builds the verdict itself.
 """
@@ -11,13 +11,13 @@ import os
 import select
 import time
 
-# A reply larger than this is not a harness message (outputs travel through files, not the pipe).
+# A reply larger than this is not a harness message (outputs travel on links of their own, not this channel).
 MAX_MESSAGE_BYTES = 8 * 2**20
 POLL_INTERVAL_S = 0.05
 
 
 class ChannelClosed(Exception):
-    """The other end closed its pipe (it exited or crashed)."""
+    """The other end closed its socket (it exited or crashed)."""
 
 
 class ChannelTimeout(Exception):
@@ -83,7 +83,9 @@ class Channel:
         return bool(ready)
 
     def close(self) -> None:
-        for fd in (self._read_fd, self._write_fd):
+        # Once each: a socket's one descriptor serves both ways, and a number closed twice may by then
+        # name another thread's file.
+        for fd in {self._read_fd, self._write_fd}:
             try:
                 os.close(fd)
             except OSError:

@@ -17,6 +17,7 @@ from evaluation.harness import measurement
 from evaluation.harness.evidence import (
     BASELINE,
     CANDIDATE,
+    CONTROL,
     DEVICE,
     PROFILE,
     PROOF,
@@ -100,6 +101,7 @@ _FAULT_STATUS = {
     "exception": ERROR,
     "harness": ERROR,
     "protocol": REJECTED,
+    "disk": ERROR,
 }
 
 
@@ -112,6 +114,8 @@ def _fault_outcome(evidence: Evidence, stages: tuple[str, ...], what: str) -> Ou
         return fail(f"{what} ran out of memory: {fault.detail}; use less memory", status)
     if fault.kind == "timeout":
         return fail(f"{what} took too long: {fault.detail}", status)
+    if fault.kind == "disk":
+        return fail(f"{what} wrote too much: {fault.detail}; build less, or keep less of it", status)
     return fail(f"{what} failed: {fault.detail}", status)
 
 
@@ -140,7 +144,7 @@ def problem_runs(evidence: Evidence) -> Outcome | None:
         return fail(
             f"the problem's reference failed at {evidence.fault.stage}: {evidence.fault.detail}; the problem must run on its own"
         )
-    if evidence.fault and evidence.fault.side == BASELINE and evidence.fault.kind != "protocol":
+    if evidence.fault and evidence.fault.side in (BASELINE, CONTROL) and evidence.fault.kind != "protocol":
         return fail(
             f"the problem's baselines failed at {evidence.fault.stage}: {evidence.fault.detail}; the problem must run on its own"
         )
@@ -188,7 +192,7 @@ def protocol_intact(evidence: Evidence) -> Outcome | None:
     if evidence.protocol:
         return fail(
             f"the candidate's process sent what the harness did not ask for: {'; '.join(evidence.protocol[:3])}; "
-            "kernels must not touch the harness's pipes"
+            "kernels must not touch the harness's channels"
         )
     return ok("every message on the private channel answered a request") if evidence.calls else None
 
@@ -240,7 +244,10 @@ def no_global_hooks(evidence: Evidence) -> Outcome | None:
 
 
 def no_background_threads(evidence: Evidence) -> Outcome | None:
+    # What its own process reported (Python threads, by their frames), and what the parent saw from
+    # outside: threads, with or without a Python frame, that ran while the process was idle.
     threads = sorted({t for reply in evidence.candidate_replies() for t in reply.get("new_threads", [])})
+    threads += evidence.idle.get("busy_threads", [])
     if threads:
         return fail(
             f"the candidate left threads running after it returned ({', '.join(threads[:4])}); work must "
@@ -346,9 +353,10 @@ def inputs_unmodified(evidence: Evidence) -> Outcome | None:
     return ok("no input was modified") if evidence.candidate_calls() else None
 
 
-# The candidate's process may use this share of the baselines' timed wall time (and this much at
-# least) while they run: a few replies' bookkeeping, never a thread working beside them.
-IDLE_SHARE, IDLE_FLOOR_MS = 0.5, 10.0
+# The candidate's sandbox may use this share of the baselines' timed wall time (and this much at
+# least) while they run, counted by its control group (exited threads included): a reply's tail, never
+# a thread working beside them. Frozen, it uses none; where the host has no freezer, this is what holds.
+IDLE_SHARE, IDLE_FLOOR_MS = 0.05, 10.0
 
 
 def quiet_while_baselines_run(evidence: Evidence) -> Outcome | None:
@@ -360,7 +368,28 @@ def quiet_while_baselines_run(evidence: Evidence) -> Outcome | None:
             f"the candidate's process used {cpu:.0f} ms of CPU while the baselines were timed ({wall:.0f} ms): "
             "something it left running competes with them for the host; nothing may run between its calls"
         )
-    return ok(f"the candidate's process was idle while the baselines were timed ({cpu:.1f} ms of CPU in {wall:.0f} ms)")
+    how = "frozen" if evidence.idle.get("frozen") else "idle"
+    return ok(f"the candidate's process was {how} while the baselines were timed ({cpu:.1f} ms of CPU in {wall:.0f} ms)")
+
+
+# In the quiet windows (the candidate idle between requests, unfrozen, at replies drawn in secret) its
+# sandbox may run this share of the windows' time, and this much at least: an honest process sleeps
+# there (RESULTS.md, harness 11).
+QUIET_SHARE, QUIET_FLOOR_MS = 0.1, 3.0
+
+
+def quiet_between_calls(evidence: Evidence) -> Outcome | None:
+    idle = evidence.idle
+    if not idle.get("quiet_windows"):
+        return None
+    cpu, wall = idle["quiet_cpu_ms"], idle["quiet_wall_ms"]
+    if cpu > max(QUIET_FLOOR_MS, QUIET_SHARE * wall):
+        return fail(
+            f"the candidate's process ran {cpu:.1f} ms of CPU in {wall:.0f} ms while it had nothing to do "
+            f"(between its calls, watched at {idle['quiet_windows']} moment(s) drawn in secret): something it left running "
+            "works outside its calls, where nothing is timed; work must finish inside forward"
+        )
+    return ok(f"the candidate's process was idle between its calls ({cpu:.1f} ms of CPU in {wall:.0f} ms watched)")
 
 
 def clock_consistent(evidence: Evidence) -> Outcome | None:
@@ -641,6 +670,7 @@ CHECKS = [
     Check("output_settled", REJECTED, output_settled),
     Check("inputs_unmodified", REJECTED, inputs_unmodified),
     Check("quiet_while_baselines_run", REJECTED, quiet_while_baselines_run),
+    Check("quiet_between_calls", REJECTED, quiet_between_calls),
     Check("clock_consistent", REJECTED, clock_consistent),
     Check("no_hidden_work", REJECTED, no_hidden_work),
     Check("candidate_loads", ERROR, candidate_loads),

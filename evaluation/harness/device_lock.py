@@ -1,71 +1,36 @@
-"""The device lock: verifications sharing one GPU overlap their builds and checks, never their
-measurements."""
+"""The device lock: one verification on a device at a time, from its processes' first touch of the
+device to their end.
 
-import contextlib
+Verifications that shared a GPU (the batch's `--parallel`) used to overlap everything but their timing:
+another verification's start-up, checks and builds then ran on the device while one was timed, and
+`no_hidden_work` read that work as the timed candidate's (an honest kernel rejected, RESULTS.md,
+harness 11). Now only what touches no device overlaps: starting the sandboxes and importing torch.
+"""
+
 import fcntl
 import time
 
 
 class DeviceLock:
-    """A readers-writer lock on a file (flock), shared by the verifications of one GPU.
-
-    Work that only needs the GPU to be right (inspecting, building, checking) holds it shared, so
-    several verifications overlap it; measurements hold it exclusive, so nothing else runs on the
-    device while a sample is taken. A second file is a turnstile: a verification waiting for the
-    exclusive lock holds it, so new shared holders queue behind that wait instead of starving it.
-    Nobody waits for one lock while holding the other, so it cannot deadlock. With no path the
-    lock does nothing (one verification per device, as a worker runs them)."""
+    """An exclusive lock on a file (flock), held by one verification of a device at a time. flock
+    locks belong to an open file, so threads that each open it contend like processes. With no path
+    it does nothing (a worker process runs its verifications one at a time on its own device)."""
 
     def __init__(self, path: str | None):
         self.path = path
-        self.mode = None
         self.waited_s = 0.0
-        self._main = self._turnstile = None
+        self._file = None
 
     def __enter__(self):
         if self.path:
-            self._main = open(self.path, "a")
-            self._turnstile = open(self.path + ".turnstile", "a")
-            self._take(fcntl.LOCK_SH)
+            began = time.monotonic()
+            self._file = open(self.path, "a")
+            fcntl.flock(self._file, fcntl.LOCK_EX)
+            self.waited_s += time.monotonic() - began
         return self
 
     def __exit__(self, *exc):
-        if self._main is not None:
-            fcntl.flock(self._main, fcntl.LOCK_UN)
-            self._main.close()
-            self._turnstile.close()
-            self._main = self._turnstile = None
-            self.mode = None
-
-    def _take(self, mode: int) -> None:
-        began = time.monotonic()
-        fcntl.flock(self._turnstile, fcntl.LOCK_EX)
-        try:
-            fcntl.flock(self._main, mode)
-        finally:
-            fcntl.flock(self._turnstile, fcntl.LOCK_UN)
-        self.waited_s += time.monotonic() - began
-        self.mode = mode
-
-    def checkpoint(self) -> None:
-        """Between two steps: a measurement waiting for the device goes first. Without a waiter the
-        shared lock is taken back at once; with one, after its measurement. The processes are idle
-        between steps, so nothing of this verification runs on the GPU meanwhile."""
-        if self._main is None or self.mode != fcntl.LOCK_SH:
-            return
-        fcntl.flock(self._main, fcntl.LOCK_UN)
-        self._take(fcntl.LOCK_SH)
-
-    @contextlib.contextmanager
-    def exclusive(self):
-        """The device to this verification alone, then back to shared."""
-        if self._main is None or self.mode == fcntl.LOCK_EX:
-            yield
-            return
-        fcntl.flock(self._main, fcntl.LOCK_UN)
-        self._take(fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(self._main, fcntl.LOCK_UN)
-            self._take(fcntl.LOCK_SH)
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None

@@ -17,6 +17,8 @@ TRIAL, WARMUP, TIMED, PROFILE, PROOF, VARIANT = "trial", "warmup", "timed", "pro
 STEADY = "steady"
 # A replay, in a burst, of the call captured in a CUDA graph (device time).
 DEVICE = "device"
+# The A/A control: the reference, run in a process of the candidate's shape, timed against eager.
+CONTROL = "control"
 
 
 @dataclass
@@ -91,7 +93,20 @@ class Evidence:
     log_excerpt: str = ""
     cost: dict = field(default_factory=dict)  # wall seconds per step, and waiting for the device
     # CPU the candidate's process used while baselines were timed, and those calls' wall time.
-    idle: dict = field(default_factory=lambda: {"cpu_ms": 0.0, "wall_ms": 0.0})
+    # The candidate's sandbox between its own requests (pipeline._rest_candidate): its CPU time while
+    # baselines were timed (`cpu_ms` in `wall_ms`), from each reply to its freeze (`between_*`), in the
+    # quiet windows, and the threads not the harness's own that ran in them; whether it was frozen.
+    idle: dict = field(
+        default_factory=lambda: {
+            "cpu_ms": 0.0,
+            "wall_ms": 0.0,
+            "between_cpu_ms": 0.0,
+            "between_wall_ms": 0.0,
+            "quiet_windows": 0,
+            "quiet_wall_ms": 0.0,
+            "quiet_cpu_ms": 0.0,
+        }
+    )
     # Host PIDs of sandboxed processes still alive after the verification closed them, per side.
     left_running: dict = field(default_factory=dict)
     # Why the problem was refused before any process started.

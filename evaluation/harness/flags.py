@@ -7,7 +7,8 @@ Checks (checks.py) decide the status first; the flags are computed for every ver
 
 from evaluation.harness import measurement, speed_of_light, tolerance
 from evaluation.harness.checks import hidden_work, lowers_precision, state_changes
-from evaluation.harness.evidence import CANDIDATE, DEVICE, PROFILE, STEADY, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, STEADY, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.verdict import BEATS
 
 
 def degenerate_problem(evidence: Evidence) -> str | None:
@@ -160,6 +161,44 @@ def host_bound(evidence: Evidence) -> str | None:
     )
 
 
+def aa_control(evidence: Evidence, resamples: int = 1000) -> dict | None:
+    """The A/A control (pipeline, CONTROL): the reference timed in a process of the candidate's shape
+    against eager in the baseline process, in the same rounds. Both run the same code, so the ratio is
+    1.0 unless this host times the two kinds of process unalike; `off` where its 95% interval lies
+    wholly beyond the band a win must clear (verdict.BEATS either way)."""
+    control, eager = evidence.steady_rounds(CONTROL), evidence.steady_rounds("eager")
+    if not control or not eager:
+        return None
+    control_samples = [x for r in control.values() for x in r]
+    eager_samples = [x for r in eager.values() for x in r]
+    interval = measurement.speedup_interval(eager, control, resamples=resamples)
+    candidate = evidence.steady_rounds(CANDIDATE)
+    over_control = measurement.speedup_interval(control, candidate, resamples=resamples) if candidate else None
+    return {
+        "what": (
+            "the reference run as a candidate is, timed against eager in the same rounds: 1.0 where this host times both alike"
+        ),
+        "speedup": measurement.speedup(eager_samples, control_samples),
+        "interval": list(interval) if interval else None,
+        "off": bool(interval and (interval[0] > BEATS or interval[1] < 1 / BEATS)),
+        "candidate_speedup": measurement.speedup(control_samples, [x for r in candidate.values() for x in r])
+        if candidate
+        else None,
+        "candidate_interval": list(over_control) if over_control else None,
+    }
+
+
+def control_off(evidence: Evidence) -> str | None:
+    control = aa_control(evidence, resamples=200)
+    if not control or not control["off"]:
+        return None
+    low, high = control["interval"]
+    return (
+        f"the reference timed as a candidate is read {control['speedup']:.2f}x against itself (95% interval "
+        f"{low:.2f}-{high:.2f}): this host does not time the two processes alike, so no speedup of this verdict is a win"
+    )
+
+
 def shape_specialized(evidence: Evidence) -> str | None:
     variant = evidence.variant or {}
     return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
@@ -178,6 +217,7 @@ FLAGS = [
     ("beyond_speed_of_light", beyond_speed_of_light),
     ("shape_specialized", shape_specialized),
     ("host_bound", host_bound),
+    ("control_off", control_off),
 ]
 
 

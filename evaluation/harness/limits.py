@@ -40,8 +40,11 @@ class Limits:
     processes: int = 8192
     open_files: int = 4096
     file_size_bytes: int = 2 * 2**30
-    # A candidate's (or a problem's baselines') build cache after a run, at most; a fuller one is removed.
+    # A candidate's (or a problem's baselines') build cache, at most: while a build runs (the process
+    # is stopped there) and after the run (a fuller one is removed).
     build_cache_bytes: int = 4 * 2**30
+    # Every build cache of this host together, at most, after a run: the least recently used go first.
+    build_caches_bytes: int = 64 * 2**30
     # Refuse to run user code without the OS sandbox (bubblewrap). Only embedded mode turns this
     # off, and the verdict then says the run was not confined.
     require_sandbox: bool = True
@@ -49,9 +52,9 @@ class Limits:
     # problem for the baselines), each written only by sandboxes of that source. None: a folder
     # under the system's temporary directory.
     build_cache_dir: str | None = None
-    # A file locked (flock) while this verification uses the GPU: shared from inspecting the problem
-    # to the last call, exclusive while timing. Verifications sharing it overlap their start-up,
-    # builds and checks, never a measurement (device_lock.DeviceLock).
+    # A file locked (flock) while this verification uses the device, from its processes' first touch
+    # of it to their end: verifications sharing it overlap only their sandboxes' start and torch's
+    # import (device_lock.DeviceLock).
     device_lock_path: str | None = None
     # Lock the GPU's SM clock at this many MHz while timing, where the driver allows it (gpu_state.py).
     lock_clocks_mhz: int | None = None
@@ -134,6 +137,11 @@ class Plan:
     profile: bool = True
     # Count the reference's FLOPs and measure the device's ceilings for the speed-of-light floor.
     speed_of_light: bool = True
+    # The A/A control: the reference run as a candidate is (a process of the candidate's shape), timed
+    # in the steady state's rounds against eager; where the two differ beyond their interval, this
+    # host times processes unalike and no speedup is stated as a win. None: for CPU verifications,
+    # whose host is shared with everything else on it.
+    control: bool | None = None
 
 
 def coerce(kind, value):

@@ -32,11 +32,12 @@ import time
 from hashlib import sha256
 from pathlib import Path
 
-from evaluation.harness import baseline_cache, callsite, checks, problem_shapes, scoring, static_analysis
+from evaluation.harness import baseline_cache, build_caches, callsite, checks, problem_shapes, scoring, static_analysis
 from evaluation.harness.device_lock import DeviceLock
 from evaluation.harness.evidence import (
     BASELINE,
     CANDIDATE,
+    CONTROL,
     DEVICE,
     PROFILE,
     PROOF,
@@ -57,9 +58,10 @@ from evaluation.harness.protocol import (
     REQUIRED,
     REQUIRED_AFTER_CALL,
     TimingPipe,
-    pipe,
+    link,
+    record_key,
 )
-from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache
+from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache, sandbox_owner
 from evaluation.harness.verdict import BASELINES, Verdict
 
 logger = logging.getLogger(__name__)
@@ -68,6 +70,11 @@ DEVICES = ("cpu", "cuda")
 PROOF_SIDE = "proof"
 STAGES = ("building", "checking", "timing", "done")
 CHECK_EVERY = 16
+# Quiet windows: after replies drawn at random (after these requests), the candidate is left idle and
+# unfrozen for QUIET_WINDOW_S and watched, QUIET_WINDOWS times a verification; a thread of its own that
+# ran more than QUIET_THREAD_MS then was working between calls.
+QUIET_AFTER = ("instantiate", "call", "burst", "graph")
+QUIET_WINDOWS, QUIET_WINDOW_S, QUIET_CHANCE, QUIET_THREAD_MS = 3, 0.03, 1 / 8, 1.0
 
 
 class Stop(Exception):
@@ -76,6 +83,17 @@ class Stop(Exception):
 
 def _default_build_cache() -> str:
     return str(Path(tempfile.gettempdir()) / f"kernel-court-build-cache-{os.geteuid()}")
+
+
+def _chown_tree(folder: Path, uid: int, gid: int) -> None:
+    """`folder` and what it holds, owned by uid:gid (a cache written by an earlier sandbox of another user)."""
+    if folder.stat().st_uid == uid:
+        return
+    for directory, names, files in os.walk(folder):
+        for name in [*names, *files]:
+            with contextlib.suppress(OSError):
+                os.lchown(os.path.join(directory, name), uid, gid)
+    os.chown(folder, uid, gid)
 
 
 def validate(device: str, baselines) -> tuple[str, ...]:
@@ -127,6 +145,15 @@ class Verification:
         # device inside a call): their later bursts run ungated, the host's issuing inside their
         # intervals (callsite.c, the gate).
         self.ungated: set[str] = set()
+        # The candidate's sandbox is frozen whenever it is not answering a request of its own
+        # (`_rest_candidate`): nothing of it runs while a baseline or the reference works.
+        self.frozen = False
+        self.idle_mark: tuple[int, float] | None = None
+        self.harness_tasks: set[int] | None = None
+        self.closed = False
+        self.control = plan.control if plan.control is not None else device == "cpu"
+        # What this verification holds until it ends (its build caches, against eviction).
+        self.holds = contextlib.ExitStack()
 
     @contextlib.contextmanager
     def step(self, name: str):
@@ -164,6 +191,8 @@ class Verification:
     def send(self, side: str, stage: str, message: dict) -> tuple:
         """Half a request, so that several processes can work at once; `receive` takes its reply."""
         self.last_request = (side, stage)
+        if side == CANDIDATE:
+            self._wake_candidate()
         nonce = self.seed()
         try:
             self.processes[side].send({"op": stage, "nonce": nonce, **message})
@@ -179,6 +208,8 @@ class Verification:
         limit = limit or self.limits.call_time_s
         try:
             reply = process.receive(self._timeout(limit))
+            if side == CANDIDATE:
+                self._rest_candidate(stage)
         except ProcessFault as fault:
             detail = fault.detail
             if fault.kind == "timeout":
@@ -239,6 +270,60 @@ class Verification:
                 )
                 raise Stop
         return reply
+
+    # -- the candidate between its requests ---------------------------------------------------------
+
+    def _rest_candidate(self, stage: str) -> None:
+        """The candidate has answered: its sandbox is frozen until its next request, so that nothing
+        it left behind (a thread, frameless or not, a process) runs beside a baseline, the reference
+        or another measurement. What it ran from its reply to the freeze is counted (its control
+        group's CPU time). Now and then, at a reply drawn in secret, it is first left idle and unfrozen
+        for a moment, and what ran then is named (`quiet_between_calls`, `no_background_threads`)."""
+        process = self.processes[CANDIDATE]
+        if stage == "prepare":
+            # Everything of the harness's own is running now, before any candidate code: its threads.
+            self.harness_tasks = set(process.tasks())
+        idle = self.evidence.idle
+        if (
+            self.harness_tasks is not None
+            and stage in QUIET_AFTER
+            and idle["quiet_windows"] < QUIET_WINDOWS
+            and self.rng.random() < QUIET_CHANCE
+        ):
+            self.quiet_window()
+        self.idle_mark = (process.cpu_ns(), time.monotonic())
+        self.frozen = process.freeze()
+        idle["frozen"] = idle.get("frozen", True) and self.frozen
+
+    def _wake_candidate(self) -> None:
+        process = self.processes.get(CANDIDATE)
+        if process is None or self.idle_mark is None:
+            return
+        cpu, since = self.idle_mark
+        self.evidence.idle["between_cpu_ms"] += (process.cpu_ns() - cpu) / 1e6
+        self.evidence.idle["between_wall_ms"] += (time.monotonic() - since) * 1e3
+        self.idle_mark = None
+        if self.frozen:
+            process.thaw()
+            self.frozen = False
+
+    def quiet_window(self) -> None:
+        """The candidate, idle between requests and not frozen, watched for QUIET_WINDOW_S: its control
+        group's CPU time, and each thread that ran and was not the harness's own before the candidate
+        loaded (read from /proc outside its sandbox, so a thread with no Python frame is seen too)."""
+        process = self.processes[CANDIDATE]
+        before, cpu, began = process.tasks(), process.cpu_ns(), time.monotonic()
+        time.sleep(QUIET_WINDOW_S)
+        after, ran, wall = process.tasks(), process.cpu_ns() - cpu, time.monotonic() - began
+        idle = self.evidence.idle
+        idle["quiet_windows"] += 1
+        idle["quiet_wall_ms"] += wall * 1e3
+        idle["quiet_cpu_ms"] += ran / 1e6
+        for tid, (name, spent) in after.items():
+            busy_ms = (spent - before.get(tid, (name, 0))[1]) / 1e6
+            if tid not in (self.harness_tasks or ()) and busy_ms > QUIET_THREAD_MS:
+                label = f"thread {tid} named {name!r}, {busy_ms:.1f} ms of CPU in {wall * 1e3:.0f} ms idle"
+                idle["busy_threads"] = [*idle.get("busy_threads", []), label][:8]
 
     def read_timing(self, side: str, stage: str, burst: int | None = None):
         """The call site's record of one call, or (`burst`: the calls asked for) a burst's records and its own."""
@@ -316,16 +401,26 @@ class Verification:
         problem_hash = sha256(self.problem_source.encode()).hexdigest()[:24]
         candidate_cache = build_root / "candidates" / candidate_hash
         baseline_cache_dir = build_root / "baselines" / problem_hash
-        # The sandbox's user is the harness's own outside its namespace: it owns what it writes, and
-        # nobody else may even reach it (a planted setuid file is useless to other users).
+        # Nobody but the harness (and, inside its own, the sandbox's user) may even reach a cache: a
+        # planted setuid file is useless to other users.
         for folder in (build_root, build_root / "candidates", build_root / "baselines", candidate_cache, baseline_cache_dir):
             folder.mkdir(exist_ok=True)
             os.chmod(folder, 0o700)
+        self.build_root = build_root
+        self.holds.enter_context(build_caches.in_use(candidate_cache, baseline_cache_dir))
+        owner = sandbox_owner()
+        if owner is not None:
+            # The sandboxes write their caches as their own host user (bubblewrap, as root, binds them).
+            for folder in (candidate_cache, baseline_cache_dir):
+                _chown_tree(folder, *owner)
         self.caches = (candidate_cache, baseline_cache_dir)
         sources = root / "sources"
         sources.mkdir()
         (sources / "problem.py").write_text(self.problem_source)
         (sources / "candidate.py").write_text(self.candidate_source)
+        if self.control:
+            # The A/A control's "candidate": the problem's own Model, under the name a candidate uses.
+            (sources / "control.py").write_text(f"{self.problem_source}\n\nModelNew = Model\n")
         if self.proof_source:
             (sources / "proof.py").write_text(self.proof_source)
         for path in sources.iterdir():
@@ -355,6 +450,10 @@ class Verification:
                 bytecode=bytecode,
             ),
         }
+        if self.control:
+            views[CONTROL] = View(
+                self.device, readable=[(str(sources / "control.py"), f"{HOME}/src/candidate.py")], bytecode=bytecode
+            )
         if self.proof_source:
             views[PROOF_SIDE] = View(
                 self.device, readable=problem + [(str(sources / "proof.py"), f"{HOME}/src/proof.py")], bytecode=bytecode
@@ -362,19 +461,30 @@ class Verification:
         self.views = views
         # Every call's inputs come from the reference process, to the candidate's and the baseline's
         # call sites alike; the candidate's call site sends back what its calls return.
-        timing_c, timing_b, capture, feed, ready_b, feed_b = pipe(), pipe(), pipe(), pipe(), pipe(), pipe()
-        proof_pipe = pipe() if self.proof_source else (-1, -1)
+        timing_c, timing_b, capture, feed, ready_b, feed_b = link(), link(), link(), link(), link(), link()
+        proof_link = link() if self.proof_source else (-1, -1)
+        # Each call site's records carry a tag under a key of its own, which it reads at its start.
+        (key_c, key_fd_c), (key_b, key_fd_b) = record_key(), record_key()
+        timing_k, capture_k, feed_k = (link(), link(), link()) if self.control else ((-1, -1),) * 3
+        key_k, key_fd_k = record_key() if self.control else (b"", -1)
         allow = not self.limits.require_sandbox
         common = {"device_env": common_env, "root": root, "callsite_dir": callsite_dir, "allow": allow}
-        self._spawn(REFERENCE, pass_fds=(capture[0], feed[1], proof_pipe[0], ready_b[0], feed_b[1]), **common)
-        self._spawn(BASELINE, pass_fds=(timing_b[1], ready_b[1], feed_b[0]), extra_env=build_env, **common)
-        self._spawn(CANDIDATE, pass_fds=(timing_c[1], capture[1], feed[0]), extra_env=build_env, **common)
+        self._spawn(
+            REFERENCE, pass_fds=(capture[0], feed[1], proof_link[0], ready_b[0], feed_b[1], capture_k[0], feed_k[1]), **common
+        )
+        self._spawn(BASELINE, pass_fds=(timing_b[1], ready_b[1], feed_b[0], key_fd_b), extra_env=build_env, **common)
+        self._spawn(CANDIDATE, pass_fds=(timing_c[1], capture[1], feed[0], key_fd_c), extra_env=build_env, **common)
+        if self.control:
+            self._spawn(CONTROL, pass_fds=(timing_k[1], capture_k[1], feed_k[0], key_fd_k), **common)
         if self.proof_source:
-            self._spawn(PROOF_SIDE, pass_fds=(proof_pipe[1],), **common)
-        for fd in (timing_c[1], timing_b[1], *capture, *feed, *ready_b, *feed_b, *proof_pipe):
+            self._spawn(PROOF_SIDE, pass_fds=(proof_link[1],), **common)
+        links = (timing_c[1], timing_b[1], timing_k[1], *capture, *feed, *ready_b, *feed_b, *capture_k, *feed_k, *proof_link)
+        for fd in (*links, key_fd_c, key_fd_b, key_fd_k):
             if fd >= 0:
                 os.close(fd)
-        self.timing = {CANDIDATE: TimingPipe(timing_c[0]), BASELINE: TimingPipe(timing_b[0])}
+        self.timing = {CANDIDATE: TimingPipe(timing_c[0], key_c), BASELINE: TimingPipe(timing_b[0], key_b)}
+        if self.control:
+            self.timing[CONTROL] = TimingPipe(timing_k[0], key_k)
         self.evidence.cost["sandbox_start_s"] = round(time.monotonic() - began, 3)
 
     def _spawn(
@@ -392,13 +502,16 @@ class Verification:
             REFERENCE: "reference_process",
             BASELINE: "baseline_process",
             CANDIDATE: "candidate_process",
+            CONTROL: "candidate_process",
             PROOF_SIDE: "proof_process",
         }[side]
+        watched = {BASELINE: self.caches[1], CANDIDATE: self.caches[0]}.get(side)
         self.processes[side] = SandboxedProcess(
+            disk_watch=(watched, self.limits.build_cache_bytes) if watched else None,
             role=module,
             view=self.views[side],
             log_path=root / f"{side}.log",
-            memory_bytes=memory_for(side, self.limits),
+            memory_bytes=memory_for(CANDIDATE if side == CONTROL else side, self.limits),
             callsite_dir=callsite_dir,
             extra_env={**device_env, **(extra_env or {})},
             pass_fds=tuple(pass_fds),
@@ -413,9 +526,23 @@ class Verification:
         return self.views[side].path(self.root / "sources" / name)
 
     def start_up(self) -> None:
-        """What needs no device lock: torch's import and CUDA's context in every process."""
+        """torch's import and CUDA's context in every process; the device's ceilings, where none are
+        kept yet, measured before any process has loaded the problem or the candidate (a problem that
+        started bandwidth burners at import had the rates every later problem was judged by measured
+        beside them); then the problem loads."""
         described = self.send(BASELINE, "describe", {"device": self.device, "flush_bytes": self.plan.flush_bytes})
         candidate = self.send(CANDIDATE, "describe", {"device": self.device})
+        control = self.send(CONTROL, "describe", {"device": self.device}) if self.control else None
+        start = self.limits.start_time_s
+        self.described = self.receive(described, start)
+        self.evidence.env = self.described["env"]
+        self.receive(candidate, start)
+        if control:
+            self.receive(control, start)
+        self.env_key = baseline_cache.environment_key(self.evidence.env, self.plan.flush_bytes)
+        self.evidence.rates = baseline_cache.load_rates(self.cache_dir, self.env_key)
+        if self.evidence.rates is None and self.plan.speed_of_light and self.evidence.baselines:
+            self.measure_rates()
         reference = self.send(REFERENCE, "prepare", {"device": self.device, "problem_path": self.path(REFERENCE, "problem.py")})
         proof = (
             self.send(
@@ -430,32 +557,37 @@ class Verification:
             if self.proof_source
             else None
         )
-        start = self.limits.start_time_s
-        self.described = self.receive(described, start)
-        self.evidence.env = self.described["env"]
-        self.receive(candidate, start)
         self.receive(reference, start)
         if proof:
             self.receive(proof, start)
 
+    def measure_rates(self) -> None:
+        """The device's ceilings, measured twice in the baseline process (no user code is loaded in any
+        process yet, and the device lock keeps other verifications off the device), and kept for later
+        verifications only where the two agree: each figure, never lowered by a later measurement, is
+        the best the device has shown (contention only lowers a ceiling)."""
+        first = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
+        second = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
+        if not first or not second:
+            return
+        self.evidence.rates = baseline_cache.best_rates(first, second)
+        if baseline_cache.rates_agree(first, second):
+            baseline_cache.store_rates(self.cache_dir, self.env_key, self.evidence.rates)
+        else:
+            self.evidence.cost["rates_not_kept"] = "two measurements of the device's ceilings disagreed"
+
     def inspect_and_prepare(self, inspect: bool = True) -> None:
-        """The reference process inspects the problem while the baseline process builds the
-        baselines; measuring the device's ceilings is a measurement, so then nothing runs beside it."""
-        key = baseline_cache.environment_key(self.evidence.env, self.plan.flush_bytes)
+        """The reference process inspects the problem while the baseline process builds the baselines."""
+        key = self.env_key
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
         self.evidence.cached_baselines = {
             b: cached[b]
             for b in self.evidence.baselines
             if b != "eager" and isinstance(cached.get(b), dict) and cached[b].get("steady_state")
         }
-        self.evidence.rates = baseline_cache.load_rates(self.cache_dir, key)
         to_build = [b for b in self.evidence.baselines if b not in self.evidence.cached_baselines]
         if "eager" not in to_build:
             to_build.insert(0, "eager")
-        if self.evidence.rates is None and self.plan.speed_of_light and self.evidence.baselines and inspect:
-            with self.lock.exclusive():
-                self.evidence.rates = self.ask(BASELINE, "rates", {}, self.limits.start_time_s).get("rates")
-            baseline_cache.store_rates(self.cache_dir, key, self.evidence.rates)
         inspecting = (
             self.send(
                 REFERENCE,
@@ -497,25 +629,22 @@ class Verification:
                 self.evidence.fault = Fault(BASELINE, "prepare", "harness", fault.detail)
                 raise Stop from None
             self.eager_ms = sorted(r["ms"] for r in records)[len(records) // 2]
-        self.env_key = key
         self._stop_if_failed()
         problem = self.evidence.problem or {}
         output_bytes = problem.get("output_bytes") or 0
         self.max_output_bytes = 4 * output_bytes + (64 << 20)
         self.poison_outputs = not problem.get("reference_keeps_output")
-        self.ask(
-            CANDIDATE,
-            "prepare",
-            {
-                "spec": problem.get("spec", []),
-                "flush_bytes": self.described["flush_bytes"],
-                "gpu_memory_fraction": self.limits.gpu_memory_fraction,
-                "max_output_bytes": self.max_output_bytes,
-                "poison_outputs": self.poison_outputs,
-                "prime_compiler": self.profiles() or "compilation" in self.evidence.static.get("facts", {}),
-            },
-            self.limits.start_time_s,
-        )
+        preparation = {
+            "spec": problem.get("spec", []),
+            "flush_bytes": self.described["flush_bytes"],
+            "gpu_memory_fraction": self.limits.gpu_memory_fraction,
+            "max_output_bytes": self.max_output_bytes,
+            "poison_outputs": self.poison_outputs,
+        }
+        prime = self.profiles() or "compilation" in self.evidence.static.get("facts", {})
+        self.ask(CANDIDATE, "prepare", {**preparation, "prime_compiler": prime}, self.limits.start_time_s)
+        if self.control:
+            self.ask(CONTROL, "prepare", {**preparation, "prime_compiler": False}, self.limits.start_time_s)
 
     def load(self) -> None:
         reply = self.ask(
@@ -529,6 +658,8 @@ class Verification:
         if not reply["ok"]:
             self._candidate_error("load", reply)
         self._stop_if_failed()
+        if self.control:
+            self._control("load", {"candidate_path": self.path(CONTROL, "control.py")})
 
     def instantiate(self, seed: int, variant: dict | None = None, *, first: bool = False) -> None:
         init = self.ask(REFERENCE, "instantiate", {"seed": seed, "variant": variant})["init"]
@@ -543,6 +674,19 @@ class Verification:
             self._candidate_error("instantiate", reply)
         self.building = True
         self._stop_if_failed()
+        if self.control and first and variant is None:
+            # The same weights as the reference's (the same seed), for the A/A control's calls.
+            self._control("instantiate", {"seed": seed, "init": init})
+
+    def _control(self, stage: str, message: dict) -> None:
+        """A request of the A/A control's process; its failure (the problem's own code) is the harness's."""
+        reply = self.ask(CONTROL, stage, message, self.limits.build_time_s)
+        if not reply.get("ok"):
+            error = (reply.get("error") or {}).get("message", "no reason given")
+            self.evidence.fault = Fault(
+                CONTROL, stage, "harness", f"the A/A control (the reference as a candidate) failed: {error}"
+            )
+            raise Stop
 
     def call(self, who: str, phase: str, *, compare: bool = False, variant: dict | None = None, profile: bool = False) -> Call:
         """One call of a side. DEVICE: the call that fills the side's input slots before its capture in
@@ -635,9 +779,16 @@ class Verification:
         """`count` calls of one side back to back (callsite.c, burst); which of the candidate's are
         compared is drawn once they have all returned. DEVICE: replays of the side's captured call."""
         seeds = [self.seed() for _ in range(count)]
-        side = CANDIDATE if who == CANDIDATE else BASELINE
+        side = who if who in (CANDIDATE, CONTROL) else BASELINE
         fed = self.ask(
-            REFERENCE, "feed_burst", {"seeds": seeds, "for_baseline": side == BASELINE, "max_output_bytes": self.max_output_bytes}
+            REFERENCE,
+            "feed_burst",
+            {
+                "seeds": seeds,
+                "for_baseline": side == BASELINE,
+                "for_control": side == CONTROL,
+                "max_output_bytes": self.max_output_bytes,
+            },
         )
         gated = self.device == "cuda" and who not in self.ungated
         message = {
@@ -655,7 +806,7 @@ class Verification:
             message,
             each + count * scaled,
             f"{name}, plus as much for each call of a burst",
-            watch_idle=side == BASELINE,
+            watch_idle=side != CANDIDATE,
         )
         records, end = self.read_timing(side, "burst", burst=count)
         forced = sum(1 for r in records if r["ungated"]) if gated else 0
@@ -688,7 +839,13 @@ class Verification:
             call = Call(who, phase, seeds[index], call_reply, wall / len(records), timing=record, burst=(round_number, index))
             self.evidence.calls.append(call)
             calls.append(call)
-        if side == BASELINE:
+        if side == CONTROL and not reply.get("ok"):
+            error = (reply.get("error") or {}).get("message", "no reason given")
+            self.evidence.fault = Fault(
+                CONTROL, "burst", "harness", f"the A/A control (the reference as a candidate) failed: {error}"
+            )
+            raise Stop
+        if side != CANDIDATE:
             return calls
         if any(not (r["captured"] or r["raised"]) for r in records):
             self.evidence.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
@@ -723,6 +880,10 @@ class Verification:
             self.evidence.gpu["after"] = gpu.read()
             gpu.unlock()
 
+    def steady_sides(self) -> list[str]:
+        """The steady state's sides: the timed ones, and the A/A control where it runs."""
+        return self.timed_sides() + ([CONTROL] if self.control else [])
+
     def steady(self, gpu=None, phase: str = STEADY, sides: list[str] | None = None) -> dict:
         """Rounds of bursts, each side's in shuffled order, until every speedup's interval is within
         the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`.
@@ -734,7 +895,7 @@ class Verification:
             return {}
         if time.monotonic() > self.deadline - 60:
             return {"rounds": 0, "stopped_by": "wall limit"}
-        sides = list(sides or self.timed_sides())
+        sides = list(sides or self.steady_sides())
         plan = self.plan
         budget_s = plan.steady_budget_s if phase == STEADY else plan.device_time_budget_s
         most = self.burst_size()
@@ -769,7 +930,7 @@ class Verification:
                         ),
                     )
                     for b in sides
-                    if b != CANDIDATE
+                    if b not in (CANDIDATE, CONTROL)
                 ]
                 if all(f <= plan.speedup_target for f in fractions):
                     stopped_by = "interval"
@@ -818,8 +979,6 @@ class Verification:
 
     def trials(self) -> None:
         for trial in range(self.plan.trials):
-            if trial:
-                self.lock.checkpoint()
             self.instantiate(self.seed(), first=trial == 0)
             for _ in range(self.plan.inputs_per_trial):
                 sides = [CANDIDATE] + (["eager"] if self.evidence.baselines else [])
@@ -939,6 +1098,11 @@ class Verification:
             self.evidence.variant["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"
 
     def finish(self) -> None:
+        if self.harness_tasks is not None and self.evidence.idle["quiet_windows"] < QUIET_WINDOWS:
+            # The windows the draw did not place yet: the candidate thawed and idle, as after a reply.
+            self._wake_candidate()
+            while self.evidence.idle["quiet_windows"] < QUIET_WINDOWS:
+                self.quiet_window()
         self.evidence.finished = self.ask(CANDIDATE, "finish", {})
         self.ask(REFERENCE, "finish", {})
         self.ask(BASELINE, "finish", {})
@@ -970,6 +1134,11 @@ class Verification:
             finally:
                 self._close()
                 self._scrub_caches()
+                self.holds.close()
+                if hasattr(self, "build_root"):
+                    removed = build_caches.evict(self.build_root, self.limits.build_caches_bytes)
+                    if removed:
+                        self.evidence.cost.setdefault("build_caches_removed", []).extend(removed)
                 shutil.rmtree(self.root, ignore_errors=True)
                 self.evidence.cost["total_s"] = round(time.monotonic() - began, 3)
         try:
@@ -984,31 +1153,38 @@ class Verification:
         return verdict
 
     def _steps(self) -> None:
-        with self.step("start_up"):
-            self.start_up()
+        with self.on_device():
+            with self.step("start_up"):
+                self.start_up()
+            self._device_steps()
+
+    @contextlib.contextmanager
+    def on_device(self):
+        """The device to this verification alone, from its processes' first touch of it (CUDA's
+        context) to their end: they are killed before another verification may start there."""
         self.lock = DeviceLock(self.limits.device_lock_path)
         try:
             with self.lock:
-                self._device_steps()
+                try:
+                    yield
+                finally:
+                    self._close()
         finally:
             self.evidence.cost["device_wait_s"] = round(self.lock.waited_s, 3)
 
     def _device_steps(self) -> None:
         with self.step("prepare"):
             self.inspect_and_prepare()
-        self.lock.checkpoint()
         with self.step("load"):
             self.load()
-        self.lock.checkpoint()
         self.progress("checking")
         with self.step("check"):
             self.trials()
             self.proof()
         self.progress("timing")
-        with self.step("time"), self.lock.exclusive():
+        with self.step("time"):
             self.time()
             self.measure_steady()
-        self.lock.checkpoint()
         with self.step("profile"):
             self.profile()
         with self.step("shapes"):
@@ -1020,15 +1196,20 @@ class Verification:
         self.finish()
 
     def build_steps(self) -> None:
-        """Only what fills the build cache: load the candidate and build one instance."""
-        self.start_up()
-        self.evidence.problem = {}
-        self.inspect_and_prepare(inspect=False)
-        self.load()
-        self.instantiate(self.seed(), first=True)
-        self.finish()
+        """Only what fills the build cache: load the candidate and build one instance (on the device,
+        so under its lock like a verification)."""
+        with self.on_device():
+            self.start_up()
+            self.evidence.problem = {}
+            self.inspect_and_prepare(inspect=False)
+            self.load()
+            self.instantiate(self.seed(), first=True)
+            self.finish()
 
     def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         # Killed, not left to exit: once `finish` is answered nothing more is wanted from any (what
         # they printed is in their logs already: line-buffered), and a process tearing down CUDA
         # takes a second. The candidate's exit handlers never run.

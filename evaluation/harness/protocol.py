@@ -6,9 +6,12 @@ can write anything to their pipes: a reply is a claim, and anything outside thes
 somewhere other than the harness's own code (the checks `protocol_intact` and `harness_intact`).
 """
 
-import fcntl
+import contextlib
+import hmac
 import os
+import secrets
 import select
+import socket
 import struct
 import time
 
@@ -85,30 +88,89 @@ REFERENCE_FACTS = {
 }
 
 
-# The call site's record of one call (callsite.c, TimingRecord).
-TIMING = struct.Struct("<IIQdddQd")
-TIMING_MAGIC = 0x3154434B
+# The call site's record of one call (callsite.c, TimingRecord): its fields, then a SipHash-2-4 tag of
+# them under the key the parent gave that call site.
+TIMING = struct.Struct("<IIQdddQdQ")
+TAGGED = TIMING.size - 8
+TIMING_MAGIC = 0x3254434B
 TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA, TIMED_BURST, TIMED_BURST_END, TIMED_UNGATED = 2, 4, 8, 16, 32, 64
-PIPE_BYTES = 1 << 20
-_F_SETPIPE_SZ = 1031
+LINK_BYTES = 1 << 20
+KEY_BYTES = 16
 
 
-def pipe() -> tuple[int, int]:
-    """A pipe whose buffer holds a burst's records, so the call site never waits on the parent."""
+def link() -> tuple[int, int]:
+    """(read end, write end) of a one-way link between two processes: a connected pair of Unix stream
+    sockets. Not a pipe: a process holding one end of a pipe opens the other through /proc/self/fd and
+    reads what was meant for someone else (a candidate took the call site's records off their pipe,
+    rewrote them and put them back); a socket's end cannot be opened that way. Buffers as large as the
+    host allows, so a burst's records never wait for their reader."""
+    read, write = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    for end in (read, write):
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            with contextlib.suppress(OSError):
+                end.setsockopt(socket.SOL_SOCKET, option, LINK_BYTES)
+    read.shutdown(socket.SHUT_WR)
+    write.shutdown(socket.SHUT_RD)
+    return read.detach(), write.detach()
+
+
+def record_key() -> tuple[bytes, int]:
+    """A fresh key for one call site's records, and a descriptor its process reads it from once, in C,
+    at the call site's start (then closes); no Python object of that process ever holds it."""
+    key = secrets.token_bytes(KEY_BYTES)
     read, write = os.pipe()
-    try:
-        fcntl.fcntl(write, _F_SETPIPE_SZ, PIPE_BYTES)
-    except OSError:
-        pass
-    return read, write
+    os.write(write, key)
+    os.close(write)
+    return key, read
+
+
+_MASK = 2**64 - 1
+
+
+def _rotl(x: int, b: int) -> int:
+    return ((x << b) | (x >> (64 - b))) & _MASK
+
+
+def siphash(key: bytes, data: bytes) -> int:
+    """SipHash-2-4 (Aumasson and Bernstein) of `data`: the records' tag, as callsite.c computes it."""
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [0x736F6D6570736575 ^ k0, 0x646F72616E646F6D ^ k1, 0x6C7967656E657261 ^ k0, 0x7465646279746573 ^ k1]
+
+    def rounds(n: int) -> None:
+        for _ in range(n):
+            v[0] = (v[0] + v[1]) & _MASK
+            v[1] = _rotl(v[1], 13) ^ v[0]
+            v[0] = _rotl(v[0], 32)
+            v[2] = (v[2] + v[3]) & _MASK
+            v[3] = _rotl(v[3], 16) ^ v[2]
+            v[0] = (v[0] + v[3]) & _MASK
+            v[3] = _rotl(v[3], 21) ^ v[0]
+            v[2] = (v[2] + v[1]) & _MASK
+            v[1] = _rotl(v[1], 17) ^ v[2]
+            v[2] = _rotl(v[2], 32)
+
+    whole = len(data) - len(data) % 8
+    for (m,) in struct.iter_unpack("<Q", data[:whole]):
+        v[3] ^= m
+        rounds(2)
+        v[0] ^= m
+    last = (len(data) & 0xFF) << 56 | int.from_bytes(data[whole:], "little")
+    v[3] ^= last
+    rounds(2)
+    v[0] ^= last
+    v[2] ^= 0xFF
+    rounds(4)
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
 
 
 class TimingPipe:
-    """The call site's records of one process's calls, one per call, in order. A record the parent
-    did not expect (one more than the calls made, a sequence out of order) is a protocol fault."""
+    """The call site's records of one process's calls, one per call, in order, each under the key
+    (`record_key`) that call site holds. A record the parent did not expect (one without the key's tag,
+    one more than the calls made, a sequence out of order) is a protocol fault."""
 
-    def __init__(self, fd: int):
+    def __init__(self, fd: int, key: bytes):
         self.fd = fd
+        self.key = key
         self.calls = 0
         self.buffer = b""
 
@@ -158,9 +220,11 @@ class TimingPipe:
                 raise ProcessFault("protocol", "the call site's timing pipe closed")
             self.buffer += chunk
         record, self.buffer = self.buffer[: TIMING.size], self.buffer[TIMING.size :]
-        magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms = TIMING.unpack(record)
-        if magic != TIMING_MAGIC:
-            raise ProcessFault("protocol", "the call site's timing pipe carried a record it did not write in turn")
+        magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms, tag = TIMING.unpack(record)
+        if magic != TIMING_MAGIC or not hmac.compare_digest(
+            tag.to_bytes(8, "little"), siphash(self.key, record[:TAGGED]).to_bytes(8, "little")
+        ):
+            raise ProcessFault("protocol", "the call site's timing link carried a record without the call site's key: a forgery")
         end = bool(flags & TIMED_BURST_END)
         return {
             "ms": ms,

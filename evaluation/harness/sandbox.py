@@ -2,8 +2,9 @@
 inputs, the builtin optimizer's analysis of a paste) runs confined by bubblewrap.
 
 What a confined process gets (`bwrap_command`), whether the harness runs as root or not:
-    new user, PID, network (loopback only), IPC, UTS and cgroup namespaces; user 65534 inside, no
-    capabilities, no new privileges, no further user namespaces; a new session;
+    new user, PID, network (loopback only), IPC, UTS and cgroup namespaces; user 65534 inside and,
+    where the harness runs as root, on the host too (`sandbox_userns`), no capabilities, no new
+    privileges, no further user namespaces; a new session;
     a filesystem of read-only binds of only what it needs (/usr, the Python environment, the
     harness's sandboxed modules and its call site, CUDA's toolkit and device nodes on a GPU host),
     a private tmpfs of bounded size as its home and working folder, and the read-write folders the
@@ -30,13 +31,16 @@ import resource
 import shutil
 import signal
 import site
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaluation.harness import cgroups
+from evaluation.harness import build_caches, cgroups
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 
 HARNESS_ROOT = Path(__file__).resolve().parent.parent.parent
@@ -79,6 +83,8 @@ BOOT = (
 )
 
 _PR_SET_DUMPABLE = 4
+DISK_WATCH_S = 1.0
+_CLONE_NEWUSER = 0x10000000
 
 
 class ProcessFault(Exception):
@@ -121,16 +127,25 @@ def _probe() -> Confinement:
         return Confinement(False, "", "bubblewrap (bwrap) is not installed: install the bubblewrap package")
     try:
         version = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=20).stdout.strip()
-        command = bwrap_command(View(device="cpu", home_bytes=16 * 2**20), tool=tool)
-        done = subprocess.run([*command, "/bin/true"], capture_output=True, text=True, timeout=60)
+        userns = sandbox_userns()
+        command = bwrap_command(View(device="cpu", home_bytes=16 * 2**20), tool=tool, userns=userns)
+        done = subprocess.run(
+            [*command, "/bin/true"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            pass_fds=(userns,) if userns is not None else (),
+            umask=0o022,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Confinement(False, "", f"bubblewrap could not start: {exc}")
     if done.returncode != 0:
         return Confinement(False, "", f"bubblewrap refused to start a sandbox here: {done.stderr.strip()[-500:]}")
+    user = f"uid {SANDBOX_UID} inside and on the host" if userns is not None else f"uid {SANDBOX_UID}"
     return Confinement(
         True,
         version or "bubblewrap",
-        f"bubblewrap: new user, PID, network, IPC, UTS and cgroup namespaces, uid {SANDBOX_UID}, no capabilities",
+        f"bubblewrap: new user, PID, network, IPC, UTS and cgroup namespaces, {user}, no capabilities",
     )
 
 
@@ -274,19 +289,87 @@ def _passwd_files() -> tuple[str, str]:
     return str(passwd), str(group)
 
 
-def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
-    """The bwrap command line confining one process to `view` (the program and its arguments follow)."""
+# The user namespace root's sandboxes are set up in (`sandbox_userns`), made once per process.
+_userns: dict = {}
+_userns_lock = threading.Lock()
+
+# Run in a process of its own: it enters a new user namespace, waits for the parent to write its
+# maps, then (still holding every capability there, since it never execs) forbids further user
+# namespaces inside it, as bubblewrap's --disable-userns does for its own.
+_USERNS_HOLDER = (
+    "import ctypes, os, sys\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    f"if libc.unshare({_CLONE_NEWUSER}) != 0: sys.exit('unshare: ' + os.strerror(ctypes.get_errno()))\n"
+    "print('entered', flush=True); sys.stdin.readline()\n"
+    "open('/proc/sys/user/max_user_namespaces', 'w').write('0')\n"
+    "print('sealed', flush=True); sys.stdin.read()\n"
+)
+
+
+def sandbox_userns() -> int | None:
+    """Where the harness runs as root: a file descriptor of a user namespace of its own, mapping root
+    and uid 65534 each to itself, in which no further user namespace can be made; None elsewhere, or
+    where the host refuses.
+
+    bubblewrap's own user namespace, made by root, maps the sandbox's uid 65534 to the host's root: a
+    sandboxed process is then the owner of its own /proc files although it has no capability, and
+    plain Python can open /proc/self/mem and read or write any memory of its process (the call site's
+    key and records included). In this namespace bubblewrap sets the sandbox up as root (reading what
+    only root may read, a Python under /root), and the process becomes uid 65534 on the host too before
+    any user code runs (`confine_self`): its /proc/self/mem is root's, and refused. Without root the
+    sandbox's uid is the harness's own user, which is not root either."""
+    if os.geteuid() != 0:
+        return None
+    with _userns_lock:
+        if "fd" not in _userns:
+            _userns["fd"] = _make_userns()
+        return _userns["fd"]
+
+
+def _make_userns() -> int | None:
+    holder = None
+    try:
+        holder = subprocess.Popen(
+            [sys.executable, "-I", "-c", _USERNS_HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        if holder.stdout.readline().strip() != "entered":
+            return None
+        for name in ("uid_map", "gid_map"):
+            with open(f"/proc/{holder.pid}/{name}", "w") as handle:
+                handle.write(f"0 0 1\n{SANDBOX_UID} {SANDBOX_UID} 1\n")
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        if holder.stdout.readline().strip() != "sealed":
+            return None
+        return os.open(f"/proc/{holder.pid}/ns/user", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    finally:
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+
+
+def sandbox_owner() -> tuple[int, int] | None:
+    """The host uid and gid the sandboxed processes run as, where it is not the harness's own: what
+    their writable folders must belong to."""
+    return (SANDBOX_UID, SANDBOX_UID) if sandbox_userns() is not None else None
+
+
+def bwrap_command(view: View, *, tool: str = "bwrap", userns: int | None = None) -> list[str]:
+    """The bwrap command line confining one process to `view` (the program and its arguments follow).
+    `userns` (`sandbox_userns`): set up as root in that namespace, the process then drops to uid 65534
+    itself (it keeps only the capabilities to do so, and to own its private folders, until then)."""
+    if userns is None:
+        identity = ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        identity += ["--cap-drop", "ALL"]
+    else:
+        identity = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+        identity += ["--userns", str(userns), "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
+        identity += [arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN") for arg in ("--cap-add", cap)]
     command = [
         tool,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--uid",
-        str(SANDBOX_UID),
-        "--gid",
-        str(SANDBOX_UID),
-        "--cap-drop",
-        "ALL",
+        *identity,
         "--die-with-parent",
         "--new-session",
         "--hostname",
@@ -339,15 +422,47 @@ def bwrap_command(view: View, *, tool: str = "bwrap") -> list[str]:
         command += ["--ro-bind", source, target]
     for source, target in view.writable:
         command += ["--bind", source, target]
-    return command
+    return _with_parents(command)
+
+
+_BINDS = ("--ro-bind", "--bind", "--ro-bind-try", "--dev-bind-try", "--dev-bind")
+
+
+def _with_parents(command: list[str]) -> list[str]:
+    """`command` with the folders above each bind's target made first (mode 0755, `--dir`): bubblewrap
+    makes missing ones itself, some as 0700, which only a sandbox that is root could walk. (No value
+    on this command line is spelled like a bind option.)"""
+    out: list[str] = []
+    index = 0
+    while index < len(command):
+        if command[index] in _BINDS and index + 2 < len(command):
+            for parent in reversed(Path(command[index + 2]).parents):
+                if str(parent) != "/":
+                    out += ["--dir", str(parent)]
+            out += command[index : index + 3]
+            index += 3
+        else:
+            out.append(command[index])
+            index += 1
+    return out
 
 
 # -- the child's half ------------------------------------------------------------------------------
 
 
 def confine_self(settings: dict) -> None:
-    """Run first in every child, before torch or any user code: limits it cannot raise (it has no
-    capabilities) and no readable memory."""
+    """Run first in every child, before torch or any user code: the sandbox's own user where it was
+    set up as root (`sandbox_userns`), limits it cannot raise (it has no capabilities) and no readable
+    memory."""
+    owner = settings.get("become")
+    if owner is not None:
+        # Its private folders first (bubblewrap made them as root), then the user: changing uid from
+        # root drops every capability, for good (no new privileges).
+        for folder in settings.get("own", []):
+            os.chown(folder, owner, owner)
+        os.setgroups([])
+        os.setresgid(owner, owner, owner)
+        os.setresuid(owner, owner, owner)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for name, key in (
         ("RLIMIT_FSIZE", "file_size_bytes"),
@@ -444,6 +559,11 @@ class Launch:
     # The control group it starts in (memory, counting tmpfs and memfd pages, and a cap on processes),
     # where the host allows one.
     group: cgroups.Group | None = None
+    # File descriptors the command needs passed to it (the user namespace bubblewrap enters).
+    pass_fds: tuple[int, ...] = ()
+    # The mask to start it with: bubblewrap makes the folders above its binds with it, and a sandbox
+    # that is not root must be able to walk them.
+    umask: int = 0o022
 
     def cleanup(self) -> None:
         """After the process and its tree are gone."""
@@ -472,12 +592,13 @@ def launch(
     if not state.confined and not allow_unconfined:
         raise NotConfined(f"refusing to run user code without the OS sandbox: {state.detail}")
     fallback_home = None
+    userns = sandbox_userns() if state.confined else None
     if state.confined:
         path = [INSIDE, INSIDE_LIB] if callsite_dir else [INSIDE]
         view.readable = [(str(HARNESS_PACKAGE), INSIDE + "/evaluation/harness"), *view.readable]
         if callsite_dir:
             view.readable.append((str(callsite_dir), INSIDE_LIB))
-        prefix = bwrap_command(view, tool=shutil.which("bwrap"))
+        prefix = bwrap_command(view, tool=shutil.which("bwrap"), userns=userns)
         home = HOME
         network = "none: a new network namespace with only a loopback device"
     else:
@@ -496,6 +617,8 @@ def launch(
         # resident memory is the limit there.
         "address_space_bytes": memory_bytes + 8 * 2**30 if view.device == "cpu" else None,
     }
+    if userns is not None:
+        settings.update(become=SANDBOX_UID, own=[HOME, f"{HOME}/tmp", "/tmp", "/dev/shm"])
     env = {name: os.environ[name] for name in PASSED_THROUGH if name in os.environ}
     # The environment's own tools first (ninja, which load_inline builds with, lives beside Python).
     env["PATH"] = ":".join([os.path.dirname(sys.executable), env.get("PATH") or "/usr/local/bin:/usr/bin:/bin"])
@@ -528,6 +651,7 @@ def launch(
         settings["address_space_bytes"] is not None,
         fallback_home,
         group,
+        (userns,) if userns is not None else (),
     )
 
 
@@ -542,6 +666,7 @@ class SandboxedProcess:
         self,
         *,
         role: str,
+        disk_watch: tuple[Path, int] | None = None,
         view: View,
         log_path: Path,
         memory_bytes: int,
@@ -559,15 +684,19 @@ class SandboxedProcess:
         self.memory_bytes = memory_bytes
         self.device = view.device
         self.peak_resident_bytes = 0
+        # A writable folder it may fill only so far (its build cache), checked about once a second.
+        self.disk_watch = disk_watch
+        self._disk_checked = 0.0
         self.confinement = confinement()
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
+        # The private channel: one socket pair, whose ends (unlike a pipe's) no process can reopen
+        # through /proc/self/fd to read the other side's messages.
+        ours, theirs = (end.detach() for end in socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM))
         try:
             started = launch(
                 view,
                 module=f"evaluation.harness.sandboxed.{role}",
                 memory_bytes=memory_bytes,
-                fds=[to_child_r, from_child_w, *pass_fds],
+                fds=[theirs, theirs, *pass_fds],
                 callsite_dir=callsite_dir,
                 extra_env=extra_env,
                 allow_unconfined=allow_unconfined,
@@ -576,7 +705,7 @@ class SandboxedProcess:
                 file_size_bytes=file_size_bytes,
             )
         except NotConfined:
-            for fd in (to_child_r, to_child_w, from_child_r, from_child_w):
+            for fd in (ours, theirs):
                 os.close(fd)
             raise
         self.network = started.network
@@ -591,12 +720,12 @@ class SandboxedProcess:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                pass_fds=(to_child_r, from_child_w, *(fd for fd in pass_fds if fd >= 0)),
+                pass_fds=(theirs, *(fd for fd in pass_fds if fd >= 0), *started.pass_fds),
+                umask=started.umask,
                 start_new_session=True,
             )
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self.channel = Channel(from_child_r, to_child_w)
+        os.close(theirs)
+        self.channel = Channel(ours, ours)
         self.address_space_limited = started.address_space_limited
         self.limits = started.limits
 
@@ -611,9 +740,59 @@ class SandboxedProcess:
         return [self._process.pid, *_descendants(self._process.pid)]
 
     def cpu_ns(self) -> int:
-        return cpu_ns(self._process.pid)
+        """CPU time the sandbox has run: its control group's count where there is one (threads that
+        exited included), else the sum over its live threads."""
+        counted = self.group.cpu_ns() if self.group is not None else None
+        return counted if counted is not None else cpu_ns(self._process.pid)
+
+    @property
+    def cpu_counted_by(self) -> str:
+        return "control group" if self.group is not None and self.group.cpu is not None else "live threads"
+
+    def freeze(self) -> bool:
+        """Every thread of the sandbox stopped (its control group's freezer); False where there is none."""
+        return self.group is not None and self.group.freeze()
+
+    def thaw(self) -> None:
+        if self.group is not None:
+            self.group.thaw()
+
+    @property
+    def can_freeze(self) -> bool:
+        return self.group is not None and self.group.freezer is not None
+
+    def tasks(self) -> dict[int, tuple[str, int]]:
+        """Every thread of the sandbox's processes but bubblewrap's own, read from /proc outside the
+        sandbox (a thread with no Python frame included): thread id -> (name, CPU ns it has run)."""
+        found = {}
+        for member in self.alive_members():
+            try:
+                if Path(f"/proc/{member}/comm").read_text().strip() == "bwrap":
+                    continue
+                threads = os.listdir(f"/proc/{member}/task")
+            except OSError:
+                continue
+            for thread in threads:
+                try:
+                    name = Path(f"/proc/{member}/task/{thread}/comm").read_text().strip()
+                    ran = int(Path(f"/proc/{member}/task/{thread}/schedstat").read_text().split()[0])
+                except (OSError, ValueError, IndexError):
+                    continue
+                found[int(thread)] = (name, ran)
+        return found
 
     def _watch(self) -> None:
+        if self.disk_watch is not None and time.monotonic() - self._disk_checked > DISK_WATCH_S:
+            self._disk_checked = time.monotonic()
+            folder, limit = self.disk_watch
+            used = build_caches.size_of(folder)
+            if used > limit:
+                self.kill()
+                raise ProcessFault(
+                    "disk",
+                    f"its build cache reached {used / 2**30:.1f} GiB, over the {limit / 2**30:.1f} GiB a build may "
+                    "keep, and it was killed",
+                )
         resident = _resident_bytes(self._process.pid)
         charged = self.group.memory_in_use() if self.group is not None else None
         resident = max(resident, charged or 0)
@@ -665,6 +844,7 @@ class SandboxedProcess:
         return ProcessFault("crashed", f"the process ended {when} ({describe_exit(code)})")
 
     def kill(self) -> None:
+        self.thaw()  # a task frozen by cgroup v1's freezer takes no signal, SIGKILL included, until thawed
         members = [self._process.pid, *_descendants(self._process.pid)]
         for pid in reversed(members):
             try:
@@ -689,6 +869,16 @@ class SandboxedProcess:
         self.channel.close()
         self._launch.cleanup()
 
+    def _user_outside(self) -> str:
+        if self._launch.pass_fds:
+            return f"uid {SANDBOX_UID} on the host (its own /proc/self/mem refused)"
+        if os.geteuid() == 0:
+            return (
+                "the host's root outside it (its own /proc/self/mem readable: this host refused the harness a "
+                "user namespace of its own)"
+            )
+        return f"the harness's own uid {os.geteuid()} on the host"
+
     def log_tail(self, limit: int = 4000) -> str:
         try:
             data = self.log_path.read_bytes()
@@ -703,7 +893,11 @@ class SandboxedProcess:
             "tool": self.confinement.tool,
             "detail": self.confinement.detail,
             "process": f"a separate {self.role.replace('_', ' ')} in its own session",
-            "user": f"uid {SANDBOX_UID} in its own user namespace, no capabilities" if confined else "the worker's own user",
+            "user": (
+                f"uid {SANDBOX_UID} in its own user namespace and {self._user_outside()}, no capabilities"
+                if confined
+                else "the worker's own user"
+            ),
             "namespaces": ["user", "pid", "network", "ipc", "uts", "cgroup", "mount"] if confined else [],
             "filesystem": (
                 "read-only binds of /usr, the Python environment and the harness; a private tmpfs home "

@@ -1,12 +1,14 @@
 """What a candidate's source uses, read from its syntax tree (never from text, so a word in a
 string or a comment counts for nothing).
 
-These are facts for the verdict and the kernel page: custom CUDA or Triton kernels, streams,
+These are facts for the verdict and the kernel page: custom CUDA or Triton kernels, which stream
+their raw launches go to (the only facts read from the CUDA source's text), streams,
 threads, processes, precision changes, try/except fallbacks, introspection of the interpreter,
 clocks, network, environment and files. Run-time checks decide the status; a fact never does.
 """
 
 import ast
+import re
 
 # fact -> dotted names (after resolving imports and aliases); a name matches a pattern when it
 # equals it or lies under it ("torch.cuda.Stream" lies under "torch.cuda").
@@ -168,6 +170,55 @@ def _fallbacks(tree: ast.Module) -> list[int]:
     return lines
 
 
+_LAUNCH = re.compile(r"<<<(.*?)>>>", re.S)
+_LEGACY_STREAMS = {"0", "nullptr", "NULL", "cudaStreamLegacy", "0u"}
+
+
+def _launch_arguments(text: str) -> list[str]:
+    """The top-level, comma-separated arguments of one launch configuration."""
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    return [*parts, current.strip()]
+
+
+def stream_safety(tree: ast.Module) -> dict | None:
+    """Which stream the source's raw CUDA launches (`kernel<<<...>>>` in its CUDA strings) go to: the
+    legacy default stream (no stream argument, or 0), where a PyTorch user's own work also runs by
+    default, or a stream it names (the current one, at::cuda::getCurrentCUDAStream(), is what torch's
+    own kernels and CUDA graph capture follow). A fact for the kernel page, never a verdict: a kernel
+    on the legacy stream is right wherever its caller runs on the default stream."""
+    legacy = named = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "<<<" in node.value:
+            for match in _LAUNCH.finditer(node.value):
+                arguments = _launch_arguments(match.group(1))
+                if len(arguments) < 4 or arguments[3] in _LEGACY_STREAMS:
+                    legacy += 1
+                else:
+                    named += 1
+    if not legacy and not named:
+        return None
+    if legacy and named:
+        summary = f"{legacy} launch(es) on the legacy default stream, {named} on a stream the code names"
+    elif legacy:
+        summary = (
+            "every raw launch goes to the legacy default stream: right where its caller runs on the default stream, "
+            "as PyTorch does unless told otherwise; not on another current stream, nor inside a CUDA graph capture"
+        )
+    else:
+        summary = "every raw launch goes to a stream the code names (the current stream, as torch's own kernels)"
+    return {"legacy_default_stream": legacy, "named_stream": named, "summary": summary}
+
+
 def analyze(source: str) -> dict:
     # Text, not the syntax tree: a comment or string naming it keeps the candidate on the full path,
     # where loading decides. Without the name anywhere it cannot define ModelNew, and the harness
@@ -215,4 +266,5 @@ def analyze(source: str) -> dict:
         "defines_model_new": "ModelNew" in classes,
         "names_model_new": names_model_new,
         "classes": classes,
+        "stream_safety": stream_safety(tree),
     }

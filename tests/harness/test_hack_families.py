@@ -33,6 +33,10 @@ FAMILIES = [
     ("rnn_cell", "hack_rnn_cell_forgets_state", "incorrect", "outputs_match_reference"),
     ("matmul", "hack_forged_timing_record", "rejected", "protocol_intact"),
     ("matmul", "hack_replaced_timing_pipe", "rejected", "protocol_intact"),
+    # Harness 11: the timing link reopened through /proc (a pipe's was), else records forged on it.
+    ("matmul", "hack_reopened_timing_link", "rejected", "protocol_intact"),
+    # Harness 11: a thread with no Python frame burning the host between calls, seen from outside.
+    ("matmul", "hack_frameless_burner", "rejected", "no_background_threads"),
     ("always_zero", "hack_swapped_handler", "incorrect", "outputs_finite"),
     ("matmul", "hack_prefetched_inputs", "rejected", "protocol_intact"),
     ("matmul", "hack_uncaptured_call", "rejected", "protocol_intact"),

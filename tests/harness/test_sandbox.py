@@ -58,7 +58,7 @@ def test_a_candidate_running_as_root_reaches_nothing_of_the_host(verifier, monke
 
     attempts = _escape_attempts(verdict)
     assert verdict["status"] == "verified", verdict["reason"]
-    assert len(attempts) == 18, verdict["log_excerpt"]
+    assert len(attempts) == 20, verdict["log_excerpt"]
     assert not (Path("/tmp") / planted).exists()
     assert [name for name, outcome in attempts.items() if not outcome.startswith("refused")] == []
     uid_line = next(line for line in verdict["log_excerpt"].splitlines() if line.startswith("ESCAPE uid"))
@@ -75,7 +75,7 @@ def test_nothing_the_candidate_writes_reaches_the_harness_or_a_later_verificatio
     assert (REPO / "evaluation" / "harness" / "sandboxed" / "comparison.py").read_text().startswith('"""How far')
     assert later["status"] == "incorrect"
     # One folder per candidate source: a candidate writes its own build cache and no other.
-    assert len(list((cache / "candidates").iterdir())) == 2
+    assert len([p for p in (cache / "candidates").iterdir() if p.is_dir()]) == 2
 
 
 @confined

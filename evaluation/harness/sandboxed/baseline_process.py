@@ -22,8 +22,8 @@ WARM_CALLS = 3
 
 
 class BaselineProcess:
-    def __init__(self, timing_fd: int, ready_fd: int, input_fd: int):
-        self.fds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd}
+    def __init__(self, timing_fd: int, ready_fd: int, input_fd: int, key_fd: int):
+        self.fds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd, "key_fd": key_fd}
         self.calls: dict = {}
         self.replays: dict = {}
         self.replay_slots: dict = {}
@@ -138,6 +138,6 @@ _HANDLERS = {
 }
 
 
-def main(read_fd: int, write_fd: int, timing_fd: int, ready_fd: int, input_fd: int) -> None:
-    serve(Channel(read_fd, write_fd), _HANDLERS, BaselineProcess(timing_fd, ready_fd, input_fd))
+def main(read_fd: int, write_fd: int, timing_fd: int, ready_fd: int, input_fd: int, key_fd: int) -> None:
+    serve(Channel(read_fd, write_fd), _HANDLERS, BaselineProcess(timing_fd, ready_fd, input_fd, key_fd))
     sys.stdout.flush()

@@ -36,9 +36,9 @@ _urandom = os.urandom
 
 
 class CandidateProcess:
-    def __init__(self, channel: Channel, timing_fd: int, capture_fd: int, input_fd: int):
+    def __init__(self, channel: Channel, timing_fd: int, capture_fd: int, input_fd: int, key_fd: int):
         self.channel = channel
-        self.fds = {"timing_fd": timing_fd, "capture_fd": capture_fd, "input_fd": input_fd}
+        self.fds = {"timing_fd": timing_fd, "capture_fd": capture_fd, "input_fd": input_fd, "key_fd": key_fd}
         self.candidate_model = None
         self.candidate_module = None
         self.candidate_state = None
@@ -87,8 +87,8 @@ class CandidateProcess:
             with open(request["candidate_path"]) as handle:
                 source = handle.read()
             self.candidate_module = loading.load_module(loading.CANDIDATE_MODULE, source, request["candidate_path"])
-            # Nothing of the candidate's may still run on the GPU once a step is answered: between
-            # steps another verification sharing the device may be measuring (device_lock.DeviceLock).
+            # Nothing of the candidate's may still run on the GPU once a step is answered: the parent
+            # freezes this process at the reply, and measures the baselines and the reference meanwhile.
             settle(self.device)
         except BaseException as exc:  # noqa: BLE001  (whatever user code raised is the candidate's reply)
             return {"ok": False, "error": error_facts(exc), **self.integrity_facts()}
@@ -258,8 +258,8 @@ _HANDLERS = {
 }
 
 
-def main(read_fd: int, write_fd: int, timing_fd: int, capture_fd: int, input_fd: int) -> None:
+def main(read_fd: int, write_fd: int, timing_fd: int, capture_fd: int, input_fd: int, key_fd: int) -> None:
     channel = Channel(read_fd, write_fd)
-    serve(channel, _HANDLERS, CandidateProcess(channel, timing_fd, capture_fd, input_fd))
+    serve(channel, _HANDLERS, CandidateProcess(channel, timing_fd, capture_fd, input_fd, key_fd))
     sys.stdout.flush()
     sys.stderr.flush()

@@ -68,12 +68,15 @@ class CaptureProtocolError(Exception):
 
 class Courier(threading.Thread):
     """Serves one process's call site: inputs out when it is ready, outputs kept when it returns
-    (the candidate's); the baseline process's call site gets its inputs the same way and returns none."""
+    (`outputs="keep"`: the candidate's); the baseline process's call site gets its inputs the same way
+    and returns none (`"none"`); the control's (the reference in a candidate-shaped process, timed
+    against eager) returns its outputs as a candidate's does, and they are dropped (`"drop"`)."""
 
-    def __init__(self, capture_fd: int, input_fd: int, *, outputs: bool = True):
+    def __init__(self, capture_fd: int, input_fd: int, *, outputs: str = "keep"):
         super().__init__(daemon=True, name="courier")
         self.capture_fd, self.input_fd = capture_fd, input_fd
-        self.expects_outputs = outputs
+        self.expects_outputs = outputs != "none"
+        self.keeps_outputs = outputs == "keep"
         self.lock = threading.Condition()
         self.pending: collections.deque = collections.deque()  # (key, payload) fed and not yet asked for
         self.ends = False  # a burst: the READY after the last pending inputs is answered with END
@@ -125,8 +128,10 @@ class Courier(threading.Thread):
                         self.ends = False
                         data, answer = b"", frames.END
                     elif kind == frames.OUTPUTS and self.awaiting and self.awaiting[0][1] == sequence:
-                        self.outputs[self.awaiting.popleft()[0]] = payload
-                        self.lock.notify_all()
+                        key = self.awaiting.popleft()[0]
+                        if self.keeps_outputs:
+                            self.outputs[key] = payload
+                            self.lock.notify_all()
                         continue
                     else:
                         raise CaptureProtocolError(f"a {frames.KIND_NAMES[kind]} frame the call site had no reason to send")
@@ -140,10 +145,20 @@ class Courier(threading.Thread):
 
 
 class ReferenceProcess:
-    def __init__(self, capture_fd: int, input_fd: int, proof_fd: int, baseline_ready_fd: int, baseline_input_fd: int):
+    def __init__(
+        self,
+        capture_fd: int,
+        input_fd: int,
+        proof_fd: int,
+        baseline_ready_fd: int,
+        baseline_input_fd: int,
+        control_capture_fd: int = -1,
+        control_input_fd: int = -1,
+    ):
         self.kept: dict[int, dict] = {}
         self.courier = Courier(capture_fd, input_fd) if capture_fd >= 0 else None
-        self.baseline_courier = Courier(baseline_ready_fd, baseline_input_fd, outputs=False) if baseline_ready_fd >= 0 else None
+        self.baseline_courier = Courier(baseline_ready_fd, baseline_input_fd, outputs="none") if baseline_ready_fd >= 0 else None
+        self.control_courier = Courier(control_capture_fd, control_input_fd, outputs="drop") if control_capture_fd >= 0 else None
         self.proof_fd = proof_fd
         self.proof_inputs = None
 
@@ -152,7 +167,7 @@ class ReferenceProcess:
         if self.device == "cuda":
             torch.cuda.init()
         self.problem, _ = loading.load_problem(request["problem_path"], None)
-        for courier in (self.courier, self.baseline_courier):
+        for courier in (self.courier, self.baseline_courier, self.control_courier):
             if courier is not None:
                 courier.start()
         return {"ok": True}
@@ -242,13 +257,13 @@ class ReferenceProcess:
     def _hand_out(self, calls: list, request: dict, *, ends: bool) -> dict:
         """Calls' inputs: kept here (a candidate's calls), their bytes handed to the courier of the
         process that makes the calls, their description to the parent."""
-        baseline = request.get("for_baseline")
+        baseline, control = request.get("for_baseline"), request.get("for_control")
         items = []
         for seed, args in calls:
             items.append((seed, frames.tensor_bytes([a for a in args if isinstance(a, torch.Tensor)])))
-            if not baseline:
+            if not baseline and not control:
                 self.kept[seed] = {"inputs": args}
-        courier = self.baseline_courier if baseline else self.courier
+        courier = self.baseline_courier if baseline else self.control_courier if control else self.courier
         courier.feed(items, request.get("max_output_bytes", 0), ends=ends)
         spec = [
             {"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}}
@@ -480,9 +495,13 @@ def main(
     proof_fd: int = -1,
     baseline_ready_fd: int = -1,
     baseline_input_fd: int = -1,
+    control_capture_fd: int = -1,
+    control_input_fd: int = -1,
 ) -> None:
     serve(
         Channel(read_fd, write_fd),
         _HANDLERS,
-        ReferenceProcess(capture_fd, input_fd, proof_fd, baseline_ready_fd, baseline_input_fd),
+        ReferenceProcess(
+            capture_fd, input_fd, proof_fd, baseline_ready_fd, baseline_input_fd, control_capture_fd, control_input_fd
+        ),
     )

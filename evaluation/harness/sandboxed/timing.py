@@ -10,9 +10,9 @@ leaving less than the calling stream's interval (`Evidence.timed_samples`). CUDA
 the host's own time inside the call, flagged `host_bound` where it is most of a sample.
 CPU: a monotonic clock around the call, after the same kind of flush through the last-level cache.
 
-The call site writes each call's times to the parent itself (a pipe no Python code of this process
-handles), and its outputs to the reference process, inside a window in which no other Python code
-runs: callsite.c says how, DEVELOPERS.md why.
+The call site writes each call's times to the parent itself (a socket no Python code of this process
+handles, each record tagged under a key no Python code of it holds), and its outputs to the reference
+process, inside a window in which no other Python code runs: callsite.c says how, DEVELOPERS.md why.
 """
 
 import importlib
@@ -59,6 +59,7 @@ def start(
     *,
     flush_bytes: int | None,
     timing_fd: int,
+    key_fd: int = -1,
     capture_fd: int = -1,
     input_fd: int = -1,
     max_output_bytes: int = 0,
@@ -78,6 +79,7 @@ def start(
         capture_fd=capture_fd,
         input_fd=input_fd,
         timing_fd=timing_fd,
+        key_fd=key_fd,
         max_output_bytes=max_output_bytes,
         poison_outputs=poison_outputs,
         every_call_captured=every_call_captured,

@@ -1,6 +1,7 @@
 import ctypes
 import os
 import socket
+import stat
 import sys
 
 import torch
@@ -77,6 +78,24 @@ attempt("mount a tmpfs", lambda: syscall_ok(libc.mount(b"none", b"/tmp", b"tmpfs
 attempt("unmount /proc", lambda: syscall_ok(libc.umount2(b"/proc", 2)))
 attempt("setns into init's network", lambda: syscall_ok(libc.setns(os.open("/proc/1/ns/net", os.O_RDONLY), 0)))
 attempt("become root", lambda: syscall_ok(libc.setuid(0)))
+
+
+def reopen_channels():
+    # The harness's links to this process (descriptors it was started with) opened a second time
+    # through /proc: a pipe's other end would read or write what was meant for another process.
+    reopened = []
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if stat.S_ISFIFO(os.fstat(int(name)).st_mode) or stat.S_ISSOCK(os.fstat(int(name)).st_mode):
+                os.close(os.open(f"/proc/self/fd/{name}", os.O_RDONLY | os.O_NONBLOCK))
+                reopened.append(name)
+        except OSError:
+            continue
+    return nonempty(reopened)
+
+
+attempt("read its own memory through /proc/self/mem", lambda: open("/proc/self/mem", "rb"))
+attempt("reopen a harness channel through /proc/self/fd", reopen_channels)
 status = open("/proc/self/status").read()
 print("ESCAPE uid", os.getuid(), "caps", [line.split()[1] for line in status.splitlines() if line.startswith("CapEff")][0],
       "no_new_privs", [line.split()[1] for line in status.splitlines() if line.startswith("NoNewPrivs")][0])

@@ -51,6 +51,8 @@ def analyse_problem(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        pass_fds=started.pass_fds,
+        umask=started.umask,
     )
     deadline = time.monotonic() + timeout_s
     try:
