@@ -63,7 +63,8 @@ def build(state: Path, workers: int, only: set[str] | None) -> None:
         args = ["build", "--problem", str(CORPUS.parent / row["problem"]), "--candidate", str(CORPUS.parent / row["candidate"])]
         args += ["--device", "cuda", "--limits", json.dumps(_limits(state))]
         verdict, wall, log = cuda_l1.run_cli(args, timeout=900)
-        return f"{row['name']}: {(verdict or {}).get('status', 'harness-failure')} in {wall:.0f} s"
+        outcome = "built" if (verdict or {}).get("built") else (verdict or {}).get("reason", log[-300:])
+        return f"{row['name']}: {outcome} in {wall:.0f} s"
 
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         for line in pool.map(one, rows):

@@ -4,8 +4,9 @@ default plan, with a fraction of its sampling. The default plan samples a CPU ve
 30 s (its timing budgets), which the platform's tests do not look at: they check what happens around
 the harness. Nor do they look at the two steps that only add facts for the kernel page, the profile
 and the speed-of-light floor, which cost each verification seconds of CPU (both load torch.compile's
-tracer in a sandboxed process), or at the A/A control, a fourth process (tests/harness/test_control.py); the release the browser tests show is measured with the profile
-(tests/releases.py), so its kernel pages carry one. The harness's own tests choose their plans
+tracer in a sandboxed process), or at the A/A control, a fourth process (tests/harness/test_control.py);
+the release the browser tests show is measured with the profile (tests/releases.py), so its kernel
+pages carry one. The harness's own tests choose their plans
 (tests/harness/conftest.py), and the settings' tests read the settings with none of the suite's
 environment (tests/config/environments.py)."""
 

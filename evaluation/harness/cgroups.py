@@ -53,6 +53,9 @@ class Group:
     # The folders holding the freezer and the CPU counter (None where the host has neither).
     freezer: Path | None = None
     cpu: Path | None = None
+    # Whether it limits memory and processes: a cgroup v2 group under one that holds processes itself
+    # cannot (v2 gives controllers only to groups without processes), yet still freezes and counts.
+    limits: bool = True
 
     def freeze(self) -> bool:
         """Every task of the group stopped, waited for; False where the host gives no freezer or the
@@ -156,23 +159,31 @@ def _create_v2(name: str, memory_bytes: int, processes: int) -> Group | None:
     if own is None or not (ROOT / "cgroup.controllers").exists():
         return None
     parent = ROOT / own.lstrip("/")
+    limits = True
     try:
         enabled = (parent / "cgroup.subtree_control").read_text().split()
         if not {"memory", "pids"} <= set(enabled):
             _write(parent / "cgroup.subtree_control", "+memory +pids")
-        folder = parent / name
+    except OSError:
+        # The harness's own group holds processes (a container's, a lent machine's): its children get no
+        # controllers, but freezing and CPU time are v2's own.
+        limits = False
+    folder = parent / name
+    try:
         folder.mkdir()
     except OSError:
         return None
-    try:
-        _write(folder / "memory.max", str(memory_bytes))
-        if (folder / "memory.swap.max").exists():
-            _write(folder / "memory.swap.max", "0")
-        _write(folder / "pids.max", str(processes))
-    except OSError:
-        Group([folder], 2, memory_bytes).remove()
-        return None
-    return Group([folder], 2, memory_bytes, freezer=folder if (folder / "cgroup.freeze").exists() else None, cpu=folder)
+    if limits:
+        try:
+            _write(folder / "memory.max", str(memory_bytes))
+            if (folder / "memory.swap.max").exists():
+                _write(folder / "memory.swap.max", "0")
+            _write(folder / "pids.max", str(processes))
+        except OSError:
+            Group([folder], 2, memory_bytes).remove()
+            return None
+    freezer = folder if (folder / "cgroup.freeze").exists() else None
+    return Group([folder], 2, memory_bytes, freezer=freezer, cpu=folder, limits=limits)
 
 
 def _create_v1(name: str, memory_bytes: int, processes: int) -> Group | None:

@@ -444,17 +444,18 @@ def _hidden_work(evidence: Evidence, floor_ms: float, share: float) -> str | Non
 # Each burst call's gap from its end to the device drained, less the same gap after a write of the
 # harness's own at once (callsite.c, `settled` and `floor`): what the call left on another stream or
 # thread, the host's wake-up in that process taken out. The candidate's median beyond the eager
-# reference's by more than the first pair is rejected, by more than the second flagged. Not counted
-# in the call's time: on an H100 the floor's drain woke sooner than a long call's did (~10 us after a
-# 60 us call), so counting it added that much to honest calls (RESULTS.md, harness 10).
-# The gap moves between processes by more than the first pair: an honest single GELU kernel
-# (CUDA-L1 L1 T88) was rejected at 5.4 us in one process and drained 0.9 us after eager's in the next.
-SETTLE_REJECT = (0.003, 0.15)
+# reference's by more than the first pair is rejected (the steady state, the headline), by more than
+# the second flagged (the device time's replays too). Not counted in the call's time: on an H100 the
+# floor's drain woke sooner than a long call's did (~10 us after a 60 us call), so counting it added
+# that much to honest calls (RESULTS.md, harness 10). Alone on an H100, 27 honest kernels' gaps lay up
+# to 7.9 us beyond eager's, the steady state's up to 7.6 us (RESULTS.md, harness 11): the floor of the
+# first pair stands above that.
+SETTLE_REJECT = (0.010, 0.15)
 SETTLE_FLAG = (0.001, 0.05)
 
 
-def _settle_excess(evidence: Evidence, floor_ms: float, share: float) -> str | None:
-    for phase in (STEADY, DEVICE):
+def _settle_excess(evidence: Evidence, floor_ms: float, share: float, phases=(STEADY, DEVICE)) -> str | None:
+    for phase in phases:
         own, eager = evidence.settle_ms(CANDIDATE, phase), evidence.settle_ms("eager", phase)
         samples = [c.ms for c in evidence.candidate_calls(phase) if c.ms is not None]
         if len(own) < 10 or len(eager) < 10:
@@ -478,7 +479,7 @@ def no_hidden_work(evidence: Evidence) -> Outcome | None:
     on one of them. The steady state is the headline: such work would be a speedup nobody gets."""
     if evidence.device != "cuda" or not evidence.bursts:
         return None
-    found = _settle_excess(evidence, *SETTLE_REJECT) or _hidden_work(evidence, *HIDDEN_WORK_REJECT)
+    found = _settle_excess(evidence, *SETTLE_REJECT, phases=(STEADY,)) or _hidden_work(evidence, *HIDDEN_WORK_REJECT)
     return fail(found) if found else ok("no work was left on the device after the bursts' last calls")
 
 
@@ -548,7 +549,7 @@ def output_device(evidence: Evidence) -> Outcome | None:
 
 
 def outputs_finite(evidence: Evidence) -> Outcome | None:
-    checked = [c for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
+    checked = [c for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, PROFILE) if c.checked and not c.replay]
     for call in checked:
         bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
         if bad:
@@ -559,7 +560,7 @@ def outputs_finite(evidence: Evidence) -> Outcome | None:
     return ok("no NaN or infinity where the reference is finite") if checked else None
 
 
-def _within_tolerance(call) -> bool:
+def within_tolerance(call) -> bool:
     error = call.comparison.get("max_rel_error")
     return (
         not call.comparison.get("shape_mismatch")
@@ -617,7 +618,7 @@ def _show(value) -> str:
 def outputs_match_reference(evidence: Evidence) -> Outcome | None:
     checked = [c for c in evidence.candidate_calls(TRIAL) if c.checked]
     for number, call in enumerate(checked, 1):
-        if not _within_tolerance(call):
+        if not within_tolerance(call):
             return fail(f"on fresh inputs (checked call {number}) the {_describe_miss(call)}")
     against = (
         "float32 eager output (see float32_reference_inexact)"
@@ -628,9 +629,9 @@ def outputs_match_reference(evidence: Evidence) -> Outcome | None:
 
 
 def timed_outputs_match_reference(evidence: Evidence) -> Outcome | None:
-    checked = [c for c in evidence.candidate_calls(WARMUP, TIMED, STEADY, DEVICE, PROFILE) if c.checked]
+    checked = [c for c in evidence.candidate_calls(WARMUP, TIMED, STEADY, DEVICE, PROFILE) if c.checked and not c.replay]
     for call in checked:
-        if not _within_tolerance(call):
+        if not within_tolerance(call):
             return fail(f"a call during timing returned a wrong result, unlike the earlier checks: the {_describe_miss(call)}")
     return ok(f"{len(checked)} timed calls, chosen in secret, match the reference too") if checked else None
 
@@ -641,7 +642,7 @@ def proof_inputs(evidence: Evidence) -> Outcome | None:
         if not call.checked:
             continue
         bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
-        if bad or not _within_tolerance(call):
+        if bad or not within_tolerance(call):
             detail = f"{bad} NaN or infinite elements" if bad else _describe_miss(call)
             return fail(f"on the hack report's proof inputs the candidate is wrong: {detail}")
     return ok("the candidate is right on the hack report's proof inputs") if calls else None

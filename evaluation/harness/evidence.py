@@ -49,6 +49,12 @@ class Call:
     def ms(self) -> float | None:
         return self._number("ms")
 
+    @property
+    def replay(self) -> bool:
+        """A replay of the call captured in a CUDA graph (device time), not a call of the model: what it
+        returns shows whether the graph is the call, not whether the candidate is right."""
+        return self.phase == DEVICE and self.burst is not None
+
     def _number(self, name: str) -> float | None:
         value = (self.timing if self.timing is not None else self.reply).get(name)
         return value if isinstance(value, (int, float)) else None

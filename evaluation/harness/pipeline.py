@@ -958,6 +958,15 @@ class Verification:
         self.evidence.device_time = {"captured": captured}
         if all(state == "captured" for state in captured.values()):
             self.evidence.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
+            # Replays on fresh inputs that do not match the reference, from a candidate whose own calls
+            # do: the graph is not the call (a launch outside the capture ran once, at capture time).
+            # No device time, and no fault of the candidate's.
+            if any(c.replay and c.checked and not checks.within_tolerance(c) for c in self.evidence.candidate_calls(DEVICE)):
+                captured[CANDIDATE] = (
+                    "its graph's replays gave other outputs than its calls on fresh inputs: some of the call's work "
+                    "ran outside the capture (a raw kernel on the legacy default stream does not follow the capturing "
+                    "stream) and is missing from the graph"
+                )
 
     def compare(self, call: Call) -> None:
         reply = self.ask(REFERENCE, "compare", {"seed": call.seed})
@@ -1236,6 +1245,10 @@ class Verification:
                 "peak_resident_bytes": candidate_process.peak_resident_bytes,
                 "host_memory_bytes": host_memory_bytes(),
                 "processes_left_running": sum(len(p) for p in self.evidence.left_running.values()),
+                # Whether nothing of it ran between its requests (its control group's freezer), and how its
+                # CPU time was counted there.
+                "frozen_between_requests": bool(candidate_process.can_freeze and self.evidence.idle.get("frozen")),
+                "cpu_counted_by": candidate_process.cpu_counted_by,
             }
         if self.evidence.fault and self.evidence.fault.side in self.processes and self.evidence.fault.side != CANDIDATE:
             tail = self.processes[self.evidence.fault.side].log_tail()

@@ -909,7 +909,11 @@ class SandboxedProcess:
             "memory_limit_bytes": self.memory_bytes,
             "memory_enforced_by": ["resident-memory watchdog"]
             + (["RLIMIT_AS"] if self.address_space_limited else [])
-            + ([f"cgroup v{self.group.version} (memory, counting tmpfs and memfd pages; processes)"] if self.group else []),
+            + (
+                [f"cgroup v{self.group.version} (memory, counting tmpfs and memfd pages; processes)"]
+                if self.group is not None and self.group.limits
+                else []
+            ),
             "limits": self.limits,
             "environment": sorted(self.environment),
             "memory_readable_by_others": False,

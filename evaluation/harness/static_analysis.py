@@ -197,8 +197,15 @@ def stream_safety(tree: ast.Module) -> dict | None:
     own kernels and CUDA graph capture follow). A fact for the kernel page, never a verdict: a kernel
     on the legacy stream is right wherever its caller runs on the default stream."""
     legacy = named = 0
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "<<<" in node.value:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "<<<" in node.value and id(node) not in docstrings:
             for match in _LAUNCH.finditer(node.value):
                 arguments = _launch_arguments(match.group(1))
                 if len(arguments) < 4 or arguments[3] in _LEGACY_STREAMS:

@@ -100,6 +100,18 @@ def test_illegal_address_is_crashed(verifier):
 
 
 @needs_cuda
+def test_a_kernel_launched_on_the_legacy_default_stream_verifies(verifier):
+    # Harness 10 called such kernels wrong (every output NaN, the harness's poison): KernelBench's own
+    # example launches this way, after a torch operator on the current stream.
+    verdict = cuda_verify(
+        verifier, "matmul_relu", "gpu_legacy_stream_relu", plan={"steady_min_rounds": 4, "steady_max_rounds": 6}
+    )
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert verdict["static"]["stream_safety"]["legacy_default_stream"] == 1
+
+
+@needs_cuda
 def test_same_kernels_as_reference_on_the_gpu(verifier):
     verdict = cuda_verify(verifier, "matmul", "same_kernels_matmul", plan={"profile": True})
 

@@ -84,6 +84,19 @@ def test_comparison_measures_error_against_the_element_plus_the_outputs_scale():
     assert result["leaves"][0]["worst_index"] == [3]
 
 
+def test_a_relu_output_with_nearly_half_its_elements_zero_keeps_its_scale():
+    # A batch norm then a ReLU: just under half the elements exactly zero. Counting the zeros, the median
+    # fell among the smallest positive values, and the scale with it: float32 rounding read as a miss.
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(100_000, generator=generator, dtype=torch.float64)
+    reference = (x - x.sort().values[49_998]).relu()  # 49,999 zeros
+    candidate = (reference + 1e-7 * torch.randn(100_000, generator=generator, dtype=torch.float64)).relu().float()
+
+    result = comparison.compare_leaves([candidate], [reference])
+
+    assert result["max_rel_error"] < 1e-4
+
+
 def test_comparison_names_the_worst_element_by_its_place_in_the_output():
     reference = torch.arange(24, dtype=torch.float64).reshape(2, 3, 4)
     candidate = reference.clone().float()

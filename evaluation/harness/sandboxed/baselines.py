@@ -5,6 +5,7 @@ captured in a CUDA graph whose timed call includes copying the inputs into the g
 
 import torch
 
+from evaluation.harness.sandboxed import frames
 from evaluation.harness.verdict import BASELINES
 
 
@@ -29,14 +30,49 @@ class Replay:
         return self._output
 
 
-def try_replay(model, inputs: list) -> tuple[Replay | None, str]:
-    """`model` captured on `inputs` (Replay), or None and why capture failed: "captured" otherwise."""
+# How far a replay's output may lie from the call's own on the same inputs, relative to the output's
+# largest magnitude: a reduction's order may differ between launches, a missing kernel differs wholly.
+REPLAY_AGREES = 1e-3
+
+
+def try_replay(model, inputs: list, expected: list | None = None) -> tuple[Replay | None, str]:
+    """`model` captured on `inputs` (Replay), or None and why capture failed: "captured" otherwise.
+    `expected`: the tensors the call itself returned on these inputs. A graph that does not give them
+    back was not the call: a launch outside the capture (a raw kernel on the legacy default stream,
+    which does not follow the capturing stream) ran at capture time and is missing from the graph,
+    whose replays would then be timed and compared as if they were the call. That is no fault of the
+    kernel's (a PyTorch user on the default stream gets the right answer): the device time is left
+    out, with the reason."""
     try:
         replay = Replay(model, inputs)
         torch.cuda.synchronize()
+        if expected is not None:
+            _, leaves = frames.structure_of(replay())
+            torch.cuda.synchronize()
+            if not _same([x for x in leaves if type(x) is torch.Tensor], expected):
+                return None, (
+                    "the captured graph does not give back the call's own outputs: some of its work ran outside the "
+                    "capture (a raw kernel launched on the legacy default stream does not follow the capturing stream)"
+                )
         return replay, "captured"
     except BaseException as exc:  # noqa: BLE001  (capture fails for some calls, and user code may raise anything)
         return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def _same(leaves: list, expected: list) -> bool:
+    if len(leaves) != len(expected):
+        return False
+    for got, want in zip(leaves, expected, strict=True):
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return False
+        if not want.is_floating_point():
+            if not torch.equal(got, want):
+                return False
+            continue
+        scale = want.abs().max().item() if want.numel() else 0.0
+        if want.numel() and not (got - want).abs().max().item() <= REPLAY_AGREES * scale + 1e-12:
+            return False
+    return True
 
 
 class CudaGraphCall:

@@ -200,9 +200,12 @@ class CandidateProcess:
             return reply
         args, self.replay_slots = self.replay_inputs
         self.replay_inputs = None
+        # What the call returned, before anything else runs on these inputs: the graph must give it back.
+        expected = [x.clone() for x in self.last_outputs]
         self.candidate_state.apply()
         with _no_grad():
-            self.replay, reply["graph"] = baselines.try_replay(self.candidate_model, args)
+            self.replay, reply["graph"] = baselines.try_replay(self.candidate_model, args, expected)
+        del expected
         del args
         reply.update(self.after_candidate(sampled=True))
         return reply
