@@ -32,7 +32,7 @@ start)
     python3 benchmarks/honest_corpus.py build --state '$state' --workers 12 > '$state/build.log' 2>&1
     for parallel in $runs; do
       label=\$([ \"\$parallel\" = 1 ] && echo alone || echo shared-\$parallel)
-      python3 benchmarks/honest_corpus.py run --state '$state' --label \"\$label\" --parallel \"\$parallel\" > '$state/\$label.log' 2>&1
+      python3 benchmarks/honest_corpus.py run --state '$state' --label \"\$label\" --parallel \"\$parallel\" > \"$state/\$label.log\" 2>&1
     done
     python3 benchmarks/honest_corpus.py report --state '$state' > '$state/report.md' 2>&1
     touch '$state/done'

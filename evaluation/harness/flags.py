@@ -59,7 +59,7 @@ def _worst_error(evidence: Evidence) -> float | None:
     errors = [
         c.comparison.get("max_rel_error")
         for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE)
-        if c.checked
+        if c.checked and not c.replay  # a graph's replays show whether the graph is the call, not precision
     ]
     errors = [e for e in errors if e is not None]
     return max(errors) if errors else None

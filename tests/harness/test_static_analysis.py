@@ -64,3 +64,15 @@ def test_syntax_error_is_reported_not_raised():
     facts = analyze(candidate("fault_syntax_error"))
 
     assert facts["parse_error"].startswith("SyntaxError at line 5")
+
+
+def test_which_stream_raw_launches_go_to_is_a_fact():
+    source = '''"""Launched as `k<<<g, b>>>` in the docstring: not a launch."""
+legacy = """k<<<blocks, threads>>>(x); k<<<blocks, threads, 0>>>(x); k<<<g, b, 0, 0>>>(x);"""
+named = """k<<<g, b, 0, at::cuda::getCurrentCUDAStream()>>>(x); k<<<dim3(g, 1), b, smem, stream>>>(x);"""
+'''
+    safety = analyze(source)["stream_safety"]
+
+    assert (safety["legacy_default_stream"], safety["named_stream"]) == (3, 2)
+    assert analyze("import torch\n")["stream_safety"] is None
+    assert "legacy default stream" in analyze(candidate("gpu_legacy_stream_relu"))["stream_safety"]["summary"]

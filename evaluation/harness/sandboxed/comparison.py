@@ -3,8 +3,9 @@
 Every leaf of the output is compared: tensors, Python numbers, None, in tuples, lists and dicts
 (the structures must match). A tensor element's error is measured against its own size plus the
 output's scale: |c - r| / (|r| + scale), the scale being the root mean square of the reference, but
-never more than twice its typical size (the median of |r| over its nonzero elements). On a well-behaved output the two agree (a normal output's RMS is 1.5 times its median), so
-honest kernels are judged as before; on a heavy-tailed one (exp(3x)) a few huge elements made the
+never more than twice its typical size (the median of |r| over its nonzero elements). On a
+well-behaved output the two agree (a normal output's RMS is 1.5 times its median), so honest kernels
+are judged as before; on a heavy-tailed one (exp(3x)) a few huge elements made the
 RMS so large that most elements could be zero and pass, and the cap stops that. No absolute
 tolerance is used at all: an absolute tolerance larger than the output's scale proves
 nothing (CUDA-L1's level 2 task 23 passes allclose(atol=1e-2) with a relative error of 1.9 because
