@@ -392,6 +392,18 @@ def quiet_between_calls(evidence: Evidence) -> Outcome | None:
     return ok(f"the candidate's process was idle between its calls ({cpu:.1f} ms of CPU in {wall:.0f} ms watched)")
 
 
+# From below (CPU): a burst's calls on the CPU are all of its time but a per-call overhead of the same
+# code and bytes in a process of the same shape, the A/A control's. The candidate's overhead per call may
+# exceed the control's by this much, or this share of its calls' own time: more is time under-reported.
+UNDER_REPORTED_MS, UNDER_REPORTED_SHARE = 2.0, 0.5
+
+
+def _overhead_per_call(evidence: Evidence, who: str) -> float | None:
+    bursts = [b for b in evidence.bursts if b["who"] == who and b.get("phase", STEADY) == STEADY and b["round"] > 0]
+    values = [(b["wall_ms"] - b["sum_ms"]) / b["calls"] for b in bursts if b.get("sum_ms") is not None and b["calls"]]
+    return statistics.median(values) if len(values) >= 3 else None
+
+
 def clock_consistent(evidence: Evidence) -> Outcome | None:
     calls = [(c.ms, c.wall_ms) for c in evidence.calls if c.ms is not None and c.phase in (TIMED, WARMUP)]
     calls += [(b["sum_ms"], b["wall_ms"]) for b in evidence.bursts if b.get("sum_ms") is not None]
@@ -403,6 +415,17 @@ def clock_consistent(evidence: Evidence) -> Outcome | None:
         return fail(
             f"a call reported {ms:.3f} ms but the harness's own clock saw only {wall:.3f} ms: the timer was tampered with"
         )
+    own, control = _overhead_per_call(evidence, CANDIDATE), _overhead_per_call(evidence, CONTROL)
+    samples = evidence.steady_samples(CANDIDATE)
+    if evidence.device == "cpu" and own is not None and control is not None and samples:
+        typical = statistics.median(samples)
+        if own - control > max(UNDER_REPORTED_MS, UNDER_REPORTED_SHARE * typical):
+            return fail(
+                f"the candidate's calls reported {typical:.3f} ms each, but the harness's own clock waited {own - control:.3f} "
+                "ms more per call of its bursts than for the same reference in a process of the candidate's shape: "
+                "its times were under-reported"
+            )
+        return ok("every time the call site wrote fits the harness's own clock, from above and from below")
     return ok("every time the call site wrote fits within the harness's own clock")
 
 

@@ -154,6 +154,7 @@ class Verification:
         self.control = plan.control if plan.control is not None else device == "cpu"
         # What this verification holds until it ends (its build caches, against eviction).
         self.holds = contextlib.ExitStack()
+        self.build_root: Path | None = None
 
     @contextlib.contextmanager
     def step(self, name: str):
@@ -1144,7 +1145,7 @@ class Verification:
                 self._close()
                 self._scrub_caches()
                 self.holds.close()
-                if hasattr(self, "build_root"):
+                if self.build_root is not None:
                     removed = build_caches.evict(self.build_root, self.limits.build_caches_bytes)
                     if removed:
                         self.evidence.cost.setdefault("build_caches_removed", []).extend(removed)
