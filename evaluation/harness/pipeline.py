@@ -155,6 +155,7 @@ class Verification:
         # What this verification holds until it ends (its build caches, against eviction).
         self.holds = contextlib.ExitStack()
         self.build_root: Path | None = None
+        self.round_trip_ms = 0.0
 
     @contextlib.contextmanager
     def step(self, name: str):
@@ -209,6 +210,9 @@ class Verification:
         limit = limit or self.limits.call_time_s
         try:
             reply = process.receive(self._timeout(limit))
+            # The request's round trip on the parent's clock, before the parent's own work around the
+            # candidate's rest (freezing it, a quiet window): what `timed_ask` holds its times to.
+            self.round_trip_ms = (time.monotonic() - sent_at) * 1e3
             if side == CANDIDATE:
                 self._rest_candidate(stage)
         except ProcessFault as fault:
@@ -759,9 +763,8 @@ class Verification:
         so the candidate's process has nothing to do; what it runs meanwhile competes with the baseline
         for the host (`quiet_while_baselines_run`)."""
         idle_before = self.processes[CANDIDATE].cpu_ns() if watch_idle else 0
-        began = time.monotonic()
         reply = self.ask(side, stage, message, limit, limit_name)
-        wall = (time.monotonic() - began) * 1e3
+        wall = self.round_trip_ms
         if watch_idle:
             self.evidence.idle["cpu_ms"] += (self.processes[CANDIDATE].cpu_ns() - idle_before) / 1e6
             self.evidence.idle["wall_ms"] += wall

@@ -14,7 +14,9 @@ def test_the_device_rates_are_measured_before_any_process_loads_the_problem(veri
     requests = list(verdict["cost"]["requests_s"])
     assert requests.index("baseline rates") < requests.index("reference prepare")
     assert "candidate load" not in requests[: requests.index("baseline rates")]
-    assert baseline_cache.load_rates(str(tmp_path), baseline_cache.environment_key(verdict["env"], SMALL_PLAN["flush_bytes"]))
+    # Kept, unless the two measurements disagreed (a loaded host), which the verdict's cost says.
+    kept = baseline_cache.load_rates(str(tmp_path), baseline_cache.environment_key(verdict["env"], SMALL_PLAN["flush_bytes"]))
+    assert kept or verdict["cost"]["rates_not_kept"]
 
 
 def test_a_later_measurement_never_lowers_a_kept_ceiling(tmp_path):
