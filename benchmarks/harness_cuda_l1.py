@@ -12,10 +12,10 @@ batch cut short by a time limit resumes where it stopped.
     python benchmarks/harness_cuda_l1.py report --state var/harness-h100   # markdown tables for RESULTS.md
 
 `verify` runs several CLI processes at a time that share one device lock (the harness's
-`device_lock_path`): their start-up, builds and correctness checks overlap, their measurements never
-do (the lock is exclusive while timing). Run beside `build`, it takes candidates without a
-`load_inline` build first and each built one as soon as its build is recorded. A verdict that ran
-out of memory while others shared the GPU is measured again alone at the end.
+`device_lock_path`): since harness 11 only their sandboxes' start and torch's import overlap, each
+verification holding the device from CUDA's context to its processes' end. Run beside `build`, it
+takes candidates without a `load_inline` build first and each built one as soon as its build is
+recorded. A verdict that ran out of memory while others shared the GPU is measured again alone at the end.
 """
 
 import argparse

@@ -3,7 +3,8 @@ the platform imports (evaluation/harness/release.py; `manage.py import_release`)
 
 Plain Python (no Django, no torch in this process). Each candidate goes through
 `python -m evaluation.harness verify ... --json` in its own process, as harness_cuda_l1.py does,
-several at a time on one device lock (their checks overlap, their timing never does). Verdicts
+several at a time on one device lock (only their sandboxes' start and torch's import overlap:
+one verification holds the device at a time, harness 11). Verdicts
 accumulate in --state as JSON lines, so a batch cut short resumes where it stopped; a candidate
 whose CLI run gave no verdict is tried again on the next run.
 

@@ -196,12 +196,15 @@ class Verification:
         if side == CANDIDATE:
             self._wake_candidate()
         nonce = self.seed()
+        # Before the request leaves: the process may answer before this thread runs again (a loaded
+        # host), and no time it reports may then seem longer than the parent waited.
+        sent_at = time.monotonic()
         try:
             self.processes[side].send({"op": stage, "nonce": nonce, **message})
         except ProcessFault as fault:
             self.evidence.fault = Fault(side, stage, fault.kind, fault.detail)
             raise Stop from None
-        return side, stage, nonce, message, time.monotonic()
+        return side, stage, nonce, message, sent_at
 
     def receive(self, sent: tuple, limit: float | None = None, limit_name: str | None = None) -> dict:
         side, stage, nonce, message, sent_at = sent
