@@ -98,6 +98,8 @@ def verify_one(row: dict, state: Path, baselines: str) -> dict:
         "device_wait_s": (verdict.get("cost") or {}).get("device_wait_s"),
         "total_s": (verdict.get("cost") or {}).get("total_s"),
         "harness_version": verdict.get("harness_version"),
+        # Whether the candidate was frozen around every other request (cgroup freezer) on this host.
+        "frozen_between_requests": (verdict.get("sandbox") or {}).get("frozen_between_requests"),
         "log_tail": verdict.get("log_excerpt", "")[-600:] if verdict["status"] != VERIFIED else "",
     }
 

@@ -4,6 +4,7 @@ Both are plain frozen dataclasses with production defaults; tests shrink them. `
 either an instance or a dict of the fields to change, so the worker can pass settings through.
 """
 
+import os
 from dataclasses import dataclass, fields, replace
 
 
@@ -58,6 +59,15 @@ class Limits:
     device_lock_path: str | None = None
     # Lock the GPU's SM clock at this many MHz while timing, where the driver allows it (gpu_state.py).
     lock_clocks_mhz: int | None = None
+
+    def __post_init__(self):
+        # Absolute from the start: the sandboxes bind these paths and run in folders of their own, where
+        # a relative one would name another file (a batch given `state/builds` wrote its caches nowhere
+        # the next run looked).
+        for name in ("build_cache_dir", "device_lock_path"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, os.path.abspath(value))
 
 
 # Each sandboxed process's share of the memory this host can give: the reference process computes

@@ -4,6 +4,7 @@ import os
 import time
 
 from evaluation.harness import build_caches
+from evaluation.harness.limits import Limits, coerce
 
 
 def _cache(root, kind, name, size, used):
@@ -44,3 +45,14 @@ def test_within_the_bound_nothing_is_removed(tmp_path):
 
     assert build_caches.evict(tmp_path, 1000) == []
     assert kept.exists()
+
+
+def test_a_relative_cache_folder_or_lock_is_made_absolute_where_the_limits_are_made(tmp_path, monkeypatch):
+    # The sandboxes bind these paths and start in folders of their own: a relative path read there
+    # names another file.
+    monkeypatch.chdir(tmp_path)
+    limits = coerce(Limits, {"build_cache_dir": "state/builds", "device_lock_path": "state/device-0.lock"})
+
+    assert limits.build_cache_dir == str(tmp_path / "state" / "builds")
+    assert limits.device_lock_path == str(tmp_path / "state" / "device-0.lock")
+    assert Limits().build_cache_dir is None
