@@ -4,13 +4,16 @@
         [--baselines eager,compile,compile-ro,cudagraph] [--json] [--proof-inputs F.py]
         [--baseline-cache DIR] [--plan JSON] [--limits JSON]
     python -m evaluation.harness inspect --problem P.py [--device cpu|cuda]
-    python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda]
+    python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda] [--ahead]
     python -m evaluation.harness release pack --state DIR --name NAME --out FILE.jsonl.gz [--partial]
     python -m evaluation.harness release check FILE.jsonl.gz
 
 `verify` prints exactly one JSON verdict on stdout and exits 0 whatever the verdict; a bad
 argument exits 2. `build` only loads and instantiates the candidate (filling the build cache), so
-a batch can compile many candidates in parallel and then time them one at a time. `release pack`
+a batch can compile many candidates in parallel and then time them one at a time; `build --ahead`
+only executes the candidate's module, with no device at all (run it with CUDA_VISIBLE_DEVICES="" and
+TORCH_CUDA_ARCH_LIST set, as the verification will be), so its load_inline builds use CPU cores
+while the GPUs verify. `release pack`
 writes a batch's state folder as a measured release, `release check` reads one (release.py).
 """
 
@@ -61,6 +64,9 @@ def parser() -> argparse.ArgumentParser:
         sub.add_argument("--candidate", required=True)
         sub.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
         sub.add_argument("--limits", help="JSON object of Limits fields to change")
+    build.add_argument(
+        "--ahead", action="store_true", help="load the module only, with no device: its load_inline builds on the CPU"
+    )
     check.add_argument("--plan", help="JSON object of Plan fields to change")
     check.add_argument("--baselines", default="eager", help=f"comma-separated, from {','.join(BASELINES)}")
     check.add_argument("--json", action="store_true", help="one line of JSON (default: indented)")
@@ -106,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     candidate = _read(args_parser, args.candidate)
     limits = _json_arg(args_parser, args.limits, "limits")
     if args.command == "build":
-        verdict = build(problem, candidate, device=args.device, limits=limits)
+        verdict = build(problem, candidate, device=args.device, limits=limits, ahead=args.ahead)
         failed = next((c for c in verdict["checks"] if not c["passed"]), None)
         print(
             json.dumps(
@@ -114,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
                     "built": failed is None or failed["name"] == "candidate_runs",
                     "status": verdict["status"],
                     "reason": verdict["reason"] if failed else "built",
+                    "failed_check": failed["name"] if failed else None,
+                    "steps_s": (verdict.get("cost") or {}).get("steps_s"),
                 }
             )
         )

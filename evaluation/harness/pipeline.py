@@ -156,6 +156,8 @@ class Verification:
         self.holds = contextlib.ExitStack()
         self.build_root: Path | None = None
         self.round_trip_ms = 0.0
+        # A build ahead (`build(ahead=True)`): the candidate's process alone, with no device.
+        self.ahead = False
 
     @contextlib.contextmanager
     def step(self, name: str):
@@ -456,6 +458,7 @@ class Verification:
                 readable=[(str(sources / "candidate.py"), f"{HOME}/src/candidate.py")],
                 writable=[(str(candidate_cache), cache)],
                 bytecode=bytecode,
+                device_nodes=not self.ahead,
             ),
         }
         if self.control:
@@ -477,11 +480,19 @@ class Verification:
         key_k, key_fd_k = record_key() if self.control else (b"", -1)
         allow = not self.limits.require_sandbox
         common = {"device_env": common_env, "root": root, "callsite_dir": callsite_dir, "allow": allow}
+        if not self.ahead:
+            self._spawn(
+                REFERENCE,
+                pass_fds=(capture[0], feed[1], proof_link[0], ready_b[0], feed_b[1], capture_k[0], feed_k[1]),
+                **common,
+            )
+            self._spawn(BASELINE, pass_fds=(timing_b[1], ready_b[1], feed_b[0], key_fd_b), extra_env=build_env, **common)
+        # Ahead, no GPU at all (TORCH_CUDA_ARCH_LIST, passed through, names what to build for) and one
+        # compiler job per build: the batch runs --build-cpus of them at a time.
+        ahead_env = {"CUDA_VISIBLE_DEVICES": "", "MAX_JOBS": "1"} if self.ahead else {}
         self._spawn(
-            REFERENCE, pass_fds=(capture[0], feed[1], proof_link[0], ready_b[0], feed_b[1], capture_k[0], feed_k[1]), **common
+            CANDIDATE, pass_fds=(timing_c[1], capture[1], feed[0], key_fd_c), extra_env={**build_env, **ahead_env}, **common
         )
-        self._spawn(BASELINE, pass_fds=(timing_b[1], ready_b[1], feed_b[0], key_fd_b), extra_env=build_env, **common)
-        self._spawn(CANDIDATE, pass_fds=(timing_c[1], capture[1], feed[0], key_fd_c), extra_env=build_env, **common)
         if self.control:
             self._spawn(CONTROL, pass_fds=(timing_k[1], capture_k[1], feed_k[0], key_fd_k), **common)
         if self.proof_source:
@@ -1222,6 +1233,19 @@ class Verification:
             self.instantiate(self.seed(), first=True)
             self.finish()
 
+    def ahead_steps(self) -> None:
+        """A build ahead: the candidate's module executed in its own sandbox under the build limit, no
+        device in it (no GPU node bound, CUDA_VISIBLE_DEVICES empty), so that the load_inline calls
+        at its top level fill the build cache the verification of the same source then reads. Nothing
+        touches a device, so no lock: builds ahead run on the CPU cores beside verifications."""
+        with self.step("start_up"):
+            self.ask(CANDIDATE, "describe", {"device": "cpu"}, self.limits.start_time_s)
+            preparation = {"spec": [], "gpu_memory_fraction": 0.0, "max_output_bytes": 64 << 20, "poison_outputs": False}
+            self.ask(CANDIDATE, "prepare", preparation, self.limits.start_time_s)
+        with self.step("load"):
+            self.load()
+        self.evidence.finished = self.ask(CANDIDATE, "finish", {})
+
     def _close(self) -> None:
         if self.closed:
             return
@@ -1327,9 +1351,10 @@ def verify(
     return verification.run()
 
 
-def build(problem_source: str, candidate_source: str, *, device: str = "cpu", limits=None) -> Verdict:
+def build(problem_source: str, candidate_source: str, *, device: str = "cpu", limits=None, ahead: bool = False) -> Verdict:
     """Load and instantiate the candidate only (no reference, no timing), filling the build cache,
-    so a batch can compile candidates in parallel before verifying them one at a time."""
+    so a batch can compile candidates in parallel before verifying them one at a time. `ahead`: load
+    only, with no device (`Verification.ahead_steps`), for the CPU cores while the GPUs verify."""
     validate(device, ())
     verification = Verification(
         problem_source,
@@ -1337,12 +1362,13 @@ def build(problem_source: str, candidate_source: str, *, device: str = "cpu", li
         device=device,
         baselines=(),
         limits=coerce(Limits, limits),
-        plan=Plan(speed_of_light=False),
+        plan=Plan(speed_of_light=False, control=False if ahead else None),
         on_progress=None,
         baseline_cache_dir=None,
         proof_inputs_source=None,
     )
-    return verification.run(verification.build_steps)
+    verification.ahead = ahead
+    return verification.run(verification.ahead_steps if ahead else verification.build_steps)
 
 
 def inspect_problem(problem_source: str, *, device: str = "cpu", limits=None) -> dict:

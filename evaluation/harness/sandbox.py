@@ -163,6 +163,9 @@ class View:
     home_bytes: int = 2 * 2**30
     # The harness's compiled bytecode for the environment's packages (`bytecode_cache`), read-only.
     bytecode: Path | None = None
+    # A CUDA view's GPU device nodes; a build ahead (pipeline.build(ahead=True)) gets the toolkit
+    # without them, so no candidate code it runs can reach a GPU another verification is timing on.
+    device_nodes: bool = True
 
     def path(self, source) -> str:
         """Where a host path bound into this view appears to the process (unconfined: where it is)."""
@@ -414,7 +417,7 @@ def bwrap_command(view: View, *, tool: str = "bwrap", userns: int | None = None)
         folders, nodes = _cuda_binds()
         for path in folders:
             command += ["--ro-bind-try", path, path]
-        for node in nodes:
+        for node in nodes if view.device_nodes else []:
             command += ["--dev-bind-try", node, node]
     if view.bytecode:
         command += ["--ro-bind", str(view.bytecode), INSIDE_BYTECODE]

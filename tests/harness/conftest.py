@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evaluation import harness
-from evaluation.harness import sandbox
+from evaluation.harness import pipeline, sandbox
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -75,6 +75,7 @@ class Verifier:
 
     verify_sources = staticmethod(harness.verify)
     inspect_problem = staticmethod(harness.inspect_problem)
+    build = staticmethod(pipeline.build)
 
 
 def failed_check(verdict) -> str | None:

@@ -3,7 +3,7 @@ and faults a GPU adds. Skipped where there is no CUDA device (CI); run on a GPU 
 
 import pytest
 
-from tests.harness.conftest import failed_check
+from tests.harness.conftest import SMALL_LIMITS, candidate, failed_check, problem
 
 pytestmark = pytest.mark.gpu
 
@@ -133,3 +133,22 @@ def test_compiled_graph_output_overwritten_by_the_next_call_is_rejected(verifier
 
     assert (verdict["status"], failed_check(verdict)) == ("rejected", "output_owns_storage")
     assert "overwritten by its next call" in verdict["reason"]
+
+
+@needs_cuda
+def test_a_build_ahead_on_the_cpu_is_reused_by_the_verification_on_the_gpu(verifier, tmp_path, monkeypatch):
+    # As the release batch runs them: the build with no GPU visible, for the device's own architecture.
+    major, minor = torch.cuda.get_device_capability()
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", f"{major}.{minor}+PTX")
+    limits = {"build_cache_dir": str(tmp_path)}
+
+    ahead = verifier.build(
+        problem("matmul_relu"), candidate("gpu_legacy_stream_relu"), device="cuda", limits={**SMALL_LIMITS, **limits}, ahead=True
+    )
+    built = {p: p.stat().st_mtime_ns for p in tmp_path.glob("candidates/*/torch_extensions/**/*.so")}
+    verdict = cuda_verify(verifier, "matmul_relu", "gpu_legacy_stream_relu", limits=limits)
+
+    assert [c["name"] for c in ahead["checks"] if not c["passed"]] == [], ahead["reason"]
+    assert len(built) == 1
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("candidates/*/torch_extensions/**/*.so")} == built

@@ -1,0 +1,40 @@
+"""A build ahead (`python -m evaluation.harness build --ahead`): the candidate's load_inline builds
+on the CPU cores, sandboxed, with no device, into the build cache its verification then reads."""
+
+import pytest
+
+from evaluation.harness import sandbox
+from tests.harness.conftest import SMALL_LIMITS, candidate, problem
+
+
+def extensions(cache) -> dict:
+    """Every built extension in a build cache, with the time it was written."""
+    return {path: path.stat().st_mtime_ns for path in cache.glob("candidates/*/torch_extensions/**/*.so")}
+
+
+@pytest.mark.slow
+def test_the_verification_loads_what_the_build_ahead_built(verifier, tmp_path):
+    limits = {"build_cache_dir": str(tmp_path)}
+
+    ahead = verifier.build(problem("relu"), candidate("honest_cpp_relu"), limits={**SMALL_LIMITS, **limits}, ahead=True)
+    built = extensions(tmp_path)
+    verdict = verifier("relu", "honest_cpp_relu", limits=limits)
+
+    assert [c["name"] for c in ahead["checks"] if not c["passed"]] == [], ahead["reason"]
+    assert len(built) == 1  # one folder per source hash: the verification's key is the build's
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert extensions(tmp_path) == built  # nothing rebuilt, nothing relinked
+    assert verdict["cost"]["steps_s"]["load"] < ahead["cost"]["steps_s"]["load"]
+
+
+def test_a_build_ahead_runs_the_candidate_with_no_device_node(monkeypatch):
+    # Candidate code runs in a build ahead beside a verification that holds the GPU: it must not
+    # reach the device even by ignoring CUDA_VISIBLE_DEVICES.
+    monkeypatch.setattr(sandbox, "_cuda_binds", lambda: (["/opt/cuda"], ["/dev/nvidia0", "/dev/nvidiactl"]))
+
+    verifying = sandbox.bwrap_command(sandbox.View("cuda"))
+    ahead = sandbox.bwrap_command(sandbox.View("cuda", device_nodes=False))
+
+    assert "/dev/nvidia0" in verifying
+    assert "/dev/nvidia0" not in ahead and "/dev/nvidiactl" not in ahead
+    assert "/opt/cuda" in ahead  # the toolkit, for nvcc
