@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
 from dramatiq.middleware import CurrentMessage
 
-from court.models import Candidate
+from court.models import Candidate, Problem
 from evaluation import harness
 from evaluation.harness import verdict as harness_verdict
 from verification.heartbeats import current_registration
@@ -51,7 +51,13 @@ def run_harness(candidate: Candidate, *, proof_inputs_source: str | None = None,
         arguments = {"baselines": (), "proof_inputs_source": proof_inputs_source}
     else:
         baselines = settings.EVALUATION_BASELINES_GPU if device == "cuda" else settings.EVALUATION_BASELINES_CPU
-        arguments = {"baselines": baselines, "on_progress": on_progress, "baseline_cache_dir": settings.BASELINE_CACHE_DIR}
+        arguments = {
+            "baselines": baselines,
+            "on_progress": on_progress,
+            "baseline_cache_dir": settings.BASELINE_CACHE_DIR,
+            # Only a curated problem's A/A control becomes the device's state (evaluation.harness.pipeline).
+            "curated_problem": candidate.problem.origin == Problem.Origin.KERNELBENCH,
+        }
     with _device_lock:
         return harness.verify(
             candidate.problem.source,

@@ -12,6 +12,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from evaluation.harness.measurement import MIN_CONTROLS
+
 ENV_FIELDS = ("device", "gpu", "compute_capability", "driver", "cuda", "torch", "triton", "python", "cpu", "harness_version")
 
 
@@ -96,3 +98,67 @@ def store_rates(root: str | None, env_key: dict, rates: dict | None) -> None:
         return
     kept = load_rates(root, env_key)
     _write(Path(root) / f"rates-{_digest(env_key)}.json", {"key": env_key, "rates": best_rates(rates, kept) if kept else rates})
+
+
+# The latest controls of this many problems are kept per device (older ones describe another day).
+CONTROLS_KEPT = 200
+
+
+def _controls_path(root: str, env_key: dict) -> Path:
+    return Path(root) / f"controls-{_digest(env_key)}.jsonl"
+
+
+def load_controls(root: str | None, env_key: dict) -> list[dict]:
+    """This device's A/A controls, the latest of each problem, oldest first."""
+    if not root:
+        return []
+    latest = {}
+    try:
+        lines = _controls_path(root, env_key).read_text().splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            record = json.loads(line)
+            latest[record["problem"]] = {k: record[k] for k in ("problem", "log_ratio", "within", "off", "at")}
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by a crash
+    return sorted(latest.values(), key=lambda r: r["at"])[-CONTROLS_KEPT:]
+
+
+def record_control(root: str | None, env_key: dict, problem_source: str, record: dict) -> None:
+    """One A/A control, appended (one line, one write: concurrent verifications of a device interleave
+    whole lines)."""
+    if not root:
+        return
+    path = _controls_path(root, env_key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"problem": hashlib.sha256(problem_source.encode()).hexdigest(), **record}, sort_keys=True) + "\n"
+    with open(path, "a") as out:
+        out.write(line)
+    slots = _read(_slot_path(root)) or {}
+    slots[_digest(env_key)] = {
+        "device": env_key.get("device"),
+        "harness_version": env_key.get("harness_version"),
+        "controls": len(load_controls(root, env_key)),
+        "off": record["off"],
+    }
+    _write(_slot_path(root), slots)
+
+
+def _slot_path(root: str) -> Path:
+    return Path(root) / "controls-devices.json"
+
+
+def control_due(root: str | None, device: str, harness_version: int) -> bool:
+    """Whether a verification on `device` should run the A/A control, decided before any process starts
+    (the device describes itself only then): where no device of its kind kept here has the controls its
+    spread needs, or where one last read off 1.0 (it states no win until a control reads 1.0 again)."""
+    if not root:
+        return True
+    states = [
+        s
+        for s in (_read(_slot_path(root)) or {}).values()
+        if isinstance(s, dict) and s.get("device") == device and s.get("harness_version") == harness_version
+    ]
+    return not states or any(s.get("off") or (s.get("controls") or 0) < MIN_CONTROLS for s in states)

@@ -129,6 +129,9 @@ class Evidence:
     device_time: dict = field(default_factory=dict)
     # The GPU's clocks, temperature and power state around the measurements (gpu_state.py).
     gpu: dict = field(default_factory=dict)
+    # This device's kept A/A controls, the latest of each curated problem, oldest first
+    # (baseline_cache.load_controls): its spread between processes, and whether it last read off 1.0.
+    device_controls: list[dict] = field(default_factory=list)
 
     def candidate_calls(self, *phases: str) -> list[Call]:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]

@@ -5,6 +5,8 @@ what each means for a reader of the leaderboard.
 Checks (checks.py) decide the status first; the flags are computed for every verdict after them.
 """
 
+import math
+
 from evaluation.harness import measurement, speed_of_light, tolerance
 from evaluation.harness.checks import hidden_work, lowers_precision, state_changes
 from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, STEADY, TIMED, TRIAL, WARMUP, Evidence
@@ -188,8 +190,21 @@ def aa_control(evidence: Evidence, resamples: int = 1000) -> dict | None:
     }
 
 
+def device_control_off(evidence: Evidence, control: dict | None) -> bool:
+    """This device's last A/A control (of another verification) read off 1.0, and this verification ran
+    none of its own that could show it reads 1.0 again: until one does, no speedup on it is a win."""
+    return control is None and bool(evidence.device_controls) and bool(evidence.device_controls[-1]["off"])
+
+
 def control_off(evidence: Evidence) -> str | None:
     control = aa_control(evidence, resamples=200)
+    if device_control_off(evidence, control):
+        last = evidence.device_controls[-1]
+        return (
+            f"this device's last A/A control read {math.exp(last['log_ratio']):.2f}x for the reference against itself, "
+            "off 1.0 beyond its interval, and this verification ran none: until one reads 1.0 again, no speedup "
+            "on this device is a win"
+        )
     if not control or not control["off"]:
         return None
     low, high = control["interval"]

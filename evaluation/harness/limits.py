@@ -149,9 +149,12 @@ class Plan:
     speed_of_light: bool = True
     # The A/A control: the reference run as a candidate is (a process of the candidate's shape), timed
     # in the steady state's rounds against eager; where the two differ beyond their interval, this
-    # host times processes unalike and no speedup is stated as a win. None: for CPU verifications,
-    # whose host is shared with everything else on it.
+    # host times processes unalike and no speedup is stated as a win. None: on every CPU verification,
+    # whose host is shared with everything else on it, and on a sample of a GPU's (control_share).
     control: bool | None = None
+    # On a GPU, once the device has its controls (baseline_cache.control_due), this share of the
+    # verifications of curated problems still runs the control: the device's spread and drift stay measured.
+    control_share: float = 0.25
 
 
 def coerce(kind, value):

@@ -97,3 +97,44 @@ def interval_fraction(interval: tuple[float, float] | None, estimate: float) -> 
     if interval is None or not estimate or not math.isfinite(estimate):
         return math.inf
     return (interval[1] - interval[0]) / 2 / estimate
+
+
+# Two-sided 95%.
+Z95 = 1.959964
+# A/A controls (of distinct problems) a device needs before its between-process spread is stated.
+MIN_CONTROLS = 3
+# The median of a squared standard normal: the median of squares, divided by it, estimates the
+# variance robustly (one wild control does not set a device's spread).
+MEDIAN_CHI2_1 = 0.454936
+
+
+def between_process(controls: list[dict]) -> dict:
+    """How far a speedup read in one pair of processes can lie from one read in another pair, on this
+    device, from its A/A controls: each control (`log_ratio`, `within`: ln of the reference timed against
+    itself in two processes, and that reading's own standard error from its rounds) reads 0 but for
+    what differs between processes (allocator, clocks, placement) and its rounds' noise. `spread` is the
+    standard deviation of a log speedup between process pairs beyond the rounds' noise; a bias of the
+    two kinds of process counts in it, as the controls are squared around 0, not around their mean."""
+    if len(controls) < MIN_CONTROLS:
+        return {"spread": None, "controls": len(controls), "why": f"fewer than {MIN_CONTROLS} A/A controls on this device"}
+    squares = sorted(c["log_ratio"] ** 2 for c in controls)
+    own = sorted(c["within"] ** 2 for c in controls)
+    total = _quantile(squares, 0.5) / MEDIAN_CHI2_1
+    return {"spread": math.sqrt(max(0.0, total - _quantile(own, 0.5))), "controls": len(controls)}
+
+
+def reproduction_interval(speedup: float, interval: tuple[float, float] | None, spread: float | None) -> list[float] | None:
+    """Where a second verification in fresh processes reads this speedup, 95% of the time: each side of
+    the rounds' interval, in logs, taken as one reading's standard error (se), and a second reading
+    differs from this one by se and spread twice over: ln s ± 1.96·√(2·(se² + spread²)). Without a
+    measured spread, the rounds' noise alone (√2 of the rounds' interval), which a device's spread
+    then widens."""
+    if interval is None or not speedup or speedup <= 0 or min(interval) <= 0:
+        return None
+    centre, extra = math.log(speedup), (spread or 0.0) ** 2
+    low_se = max(0.0, centre - math.log(interval[0])) / Z95
+    high_se = max(0.0, math.log(interval[1]) - centre) / Z95
+    return [
+        math.exp(centre - Z95 * math.sqrt(2 * (low_se**2 + extra))),
+        math.exp(centre + Z95 * math.sqrt(2 * (high_se**2 + extra))),
+    ]

@@ -32,7 +32,17 @@ import time
 from hashlib import sha256
 from pathlib import Path
 
-from evaluation.harness import baseline_cache, build_caches, callsite, checks, problem_shapes, scoring, static_analysis
+from evaluation.harness import (
+    baseline_cache,
+    build_caches,
+    callsite,
+    checks,
+    flags,
+    measurement,
+    problem_shapes,
+    scoring,
+    static_analysis,
+)
 from evaluation.harness.device_lock import DeviceLock
 from evaluation.harness.evidence import (
     BASELINE,
@@ -62,7 +72,7 @@ from evaluation.harness.protocol import (
     record_key,
 )
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache, sandbox_owner
-from evaluation.harness.verdict import BASELINES, Verdict
+from evaluation.harness.verdict import BASELINES, HARNESS_VERSION, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +129,15 @@ class Verification:
         on_progress,
         baseline_cache_dir,
         proof_inputs_source,
+        curated_problem=False,
     ):
         self.problem_source = problem_source
+        # A problem staff curated (KernelBench's): its A/A control may be kept as this device's state,
+        # which later verifications of any problem read. A pasted problem's code could read which
+        # process it runs in and set that state for everyone; its control judges its own verdict only.
+        self.curated_problem = curated_problem
+        # The device's key for what is kept about it (baseline_cache), once it has described itself.
+        self.env_key: dict | None = None
         self.candidate_source = candidate_source
         self.proof_source = proof_inputs_source
         self.device = device
@@ -151,7 +168,16 @@ class Verification:
         self.idle_mark: tuple[int, float] | None = None
         self.harness_tasks: set[int] | None = None
         self.closed = False
-        self.control = plan.control if plan.control is not None else device == "cpu"
+        if plan.control is not None:
+            self.control = plan.control
+        elif device == "cpu":
+            self.control = True
+        else:
+            # A sample per device and harness: every curated problem's verification while the device lacks
+            # the controls its spread needs or its last read off 1.0, then a share of them.
+            self.control = curated_problem and (
+                baseline_cache.control_due(baseline_cache_dir, device, HARNESS_VERSION) or self.rng.random() < plan.control_share
+            )
         # What this verification holds until it ends (its build caches, against eviction).
         self.holds = contextlib.ExitStack()
         self.build_root: Path | None = None
@@ -560,6 +586,7 @@ class Verification:
             self.receive(control, start)
         self.env_key = baseline_cache.environment_key(self.evidence.env, self.plan.flush_bytes)
         self.evidence.rates = baseline_cache.load_rates(self.cache_dir, self.env_key)
+        self.evidence.device_controls = baseline_cache.load_controls(self.cache_dir, self.env_key)
         if self.evidence.rates is None and self.plan.speed_of_light and self.evidence.baselines:
             self.measure_rates()
         reference = self.send(REFERENCE, "prepare", {"device": self.device, "problem_path": self.path(REFERENCE, "problem.py")})
@@ -1168,6 +1195,7 @@ class Verification:
                         self.evidence.cost.setdefault("build_caches_removed", []).extend(removed)
                 shutil.rmtree(self.root, ignore_errors=True)
                 self.evidence.cost["total_s"] = round(time.monotonic() - began, 3)
+        own_control = self._own_control()
         try:
             verdict = scoring.verdict(self.evidence, plan=self.plan, limits=self.limits)
         except Exception as exc:  # noqa: BLE001  (evidence of a shape no check expects: still a verdict)
@@ -1176,8 +1204,32 @@ class Verification:
                 f"the harness could not judge this run's evidence ({type(exc).__name__}: {exc}); staff can re-verify it",
             )
         self._store_baselines(verdict)
+        if own_control is not None and verdict.get("status") == "verified":
+            baseline_cache.record_control(self.cache_dir, self.env_key, self.problem_source, own_control)
         self.progress("done")
         return verdict
+
+    def _own_control(self) -> dict | None:
+        """This verification's A/A control as a record of the device's, where the problem is curated:
+        counted in the spread this verdict states, and kept (`run`) where the verdict is verified (a
+        rejected candidate may have disturbed it)."""
+        control = flags.aa_control(self.evidence, self.plan.bootstrap_resamples) if self.control else None
+        if not self.curated_problem or not control or not control["interval"] or self.env_key is None:
+            return None
+        low, high = control["interval"]
+        if min(low, high, control["speedup"]) <= 0:
+            return None
+        record = {
+            "log_ratio": math.log(control["speedup"]),
+            "within": (math.log(high) - math.log(low)) / (2 * measurement.Z95),
+            "off": control["off"],
+            "at": time.time(),
+        }
+        problem = sha256(self.problem_source.encode()).hexdigest()
+        self.evidence.device_controls = [c for c in self.evidence.device_controls if c["problem"] != problem] + [
+            {"problem": problem, **record}
+        ]
+        return record
 
     def _steps(self) -> None:
         with self.on_device():
@@ -1319,7 +1371,7 @@ class Verification:
             for name, m in steady.items()
             if name != "eager" and not m.get("cached") and m.get("rounds", 0) >= self.plan.steady_min_rounds
         }
-        if measured and getattr(self, "env_key", None):
+        if measured and self.env_key:
             baseline_cache.store_baselines(self.cache_dir, self.problem_source, self.env_key, measured)
 
 
@@ -1334,8 +1386,10 @@ def verify(
     baseline_cache_dir=None,
     proof_inputs_source: str | None = None,
     plan=None,
+    curated_problem: bool = False,
 ) -> Verdict:
-    """Verify one candidate against one problem; see the module docstring for the steps."""
+    """Verify one candidate against one problem; see the module docstring for the steps.
+    `curated_problem`: a problem staff curated, whose A/A control may be kept as the device's state."""
     names = validate(device, baselines)
     verification = Verification(
         problem_source,
@@ -1347,6 +1401,7 @@ def verify(
         on_progress=on_progress,
         baseline_cache_dir=baseline_cache_dir,
         proof_inputs_source=proof_inputs_source,
+        curated_problem=curated_problem,
     )
     return verification.run()
 

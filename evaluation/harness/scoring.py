@@ -226,13 +226,21 @@ def _timing(evidence: Evidence, plan) -> dict | None:
         return None
     unavailable = {name: reason for name, reason in (evidence.prepared or {}).get("baselines", {}).items() if reason != "ready"}
     speedups, intervals, beats = headline["speedups"], headline.get("speedup_intervals", {}), headline.get("beats", {})
+    # The rounds' interval covers what varies within one pair of processes; a second verification starts
+    # new ones. The stated interval is where that second reading falls (measurement.reproduction_interval),
+    # and only a win whose whole interval so widened clears the bar is one.
+    between = measurement.between_process(evidence.device_controls)
+    within = intervals
+    intervals = {name: measurement.reproduction_interval(speedups[name], i, between["spread"]) for name, i in within.items()}
+    beats = {name: bool(i and i[0] > BEATS) for name, i in intervals.items()}
     null = null_result(evidence, speedups, intervals)
     if null:
         speedups = dict.fromkeys(speedups, 1.0)
         intervals = {name: [1.0, 1.0] for name in speedups}
         beats = dict.fromkeys(speedups, False)
     control = flags.aa_control(evidence, plan.bootstrap_resamples)
-    if control and control["off"]:
+    device_off = flags.device_control_off(evidence, control)
+    if (control and control["off"]) or device_off:
         # The host times the candidate's kind of process unlike the baselines': no difference is stated,
         # either way (each interval reaches 1.0, which every page reads as no measurable difference).
         beats = dict.fromkeys(beats, False)
@@ -251,6 +259,11 @@ def _timing(evidence: Evidence, plan) -> dict | None:
         "null_result": null,
         # The A/A control where it ran (flags.aa_control): off 1.0, and no win is stated.
         "control": control,
+        # The rounds' own intervals (one pair of processes), and this device's spread between pairs of
+        # processes that widened them, from its kept A/A controls; `device_control_off`: the device's
+        # last control read off 1.0 and this verification ran none, so it states no win.
+        "within_process_intervals": {name: list(i) if i else None for name, i in within.items()},
+        "between_process": {**between, "device_control_off": device_off},
         "converged": headline.get("converged"),
         "stopped_by": headline.get("stopped_by"),
         "measures": {"steady_state": steady, "device_time": device_time, "latency": latency},

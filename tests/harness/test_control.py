@@ -1,7 +1,15 @@
 """The A/A control: the reference run as a candidate is, timed against eager in the same rounds. It
-reads 1.0 where the host times both kinds of process alike; off 1.0, no speedup is stated as a win."""
+reads 1.0 where the host times both kinds of process alike; off 1.0, no speedup is stated as a win.
+The device's kept controls give its spread between processes, which widens every stated interval to
+where a second verification reads."""
 
-from evaluation.harness import scoring
+import json
+import math
+import random
+
+import pytest
+
+from evaluation.harness import baseline_cache, measurement, scoring
 from evaluation.harness.evidence import CANDIDATE, CONTROL, STEADY, Call, Evidence
 from evaluation.harness.limits import Limits, Plan
 from tests.harness.test_checks import _evidence
@@ -20,8 +28,15 @@ def _rounds(evidence: Evidence, who: str, ms: float, rounds: int = 6, waited_ms:
         )
 
 
-def _timed(candidate_ms: float, eager_ms: float, control_ms: float | None, candidate_waited_ms: float | None = None) -> dict:
+def _timed(
+    candidate_ms: float,
+    eager_ms: float,
+    control_ms: float | None,
+    candidate_waited_ms: float | None = None,
+    device_controls: list[dict] | None = None,
+) -> dict:
     evidence = _evidence()
+    evidence.device_controls = device_controls or []
     evidence.steady = {"rounds": 6, "stopped_by": "interval"}
     _rounds(evidence, CANDIDATE, candidate_ms, waited_ms=candidate_waited_ms)
     _rounds(evidence, "eager", eager_ms)
@@ -60,6 +75,24 @@ def test_times_under_reported_against_the_parents_clock_are_rejected():
     assert verdict["reason"].startswith("clock_consistent:") and "under-reported" in verdict["reason"]
 
 
+def test_a_loaded_host_s_noise_in_the_controls_bursts_is_no_under_reporting():
+    # A host busy with other work: the control's bursts waited 1-7 ms per call beyond their calls, the
+    # candidate's at least 4.5: no more than the host's own spread, measured while the candidate was frozen.
+    evidence = _evidence()
+    evidence.steady = {"rounds": 6, "stopped_by": "interval"}
+    _rounds(evidence, CANDIDATE, 0.25)
+    _rounds(evidence, "eager", 0.5)
+    _rounds(evidence, CONTROL, 0.5)
+    for burst in evidence.bursts:
+        extra = {CANDIDATE: 4.5 + burst["round"] % 2, CONTROL: [1.0, 7.0, 3.0][burst["round"] % 3]}.get(burst["who"], 1.0)
+        burst["wall_ms"] = burst["sum_ms"] + 4 * extra
+
+    verdict = scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
+
+    clock = next(c for c in verdict["checks"] if c["name"] == "clock_consistent")
+    assert clock["passed"], clock["detail"]
+
+
 def test_an_honest_candidates_overhead_is_within_the_control_s():
     verdict = _timed(candidate_ms=5.0, eager_ms=20.0, control_ms=20.0)
 
@@ -74,3 +107,114 @@ def test_the_reference_timed_as_a_candidate_runs_beside_every_cpu_verdict(verifi
     control = verdict["timing"]["control"]
     assert control["speedup"] > 0 and control["interval"] is not None
     assert control["candidate_speedup"] > 0
+
+
+def _controls(log_ratios, within=0.002):
+    return [{"problem": str(i), "log_ratio": r, "within": within, "off": False, "at": i} for i, r in enumerate(log_ratios)]
+
+
+def test_a_forward_slowed_only_in_the_candidates_process_is_a_loss():
+    # The reference's code, slower where it runs as the candidate: the control (the same code in a
+    # process of the candidate's shape) reads 1.0, so the slowness is the candidate's, not the host's.
+    verdict = _timed(candidate_ms=3.0, eager_ms=2.0, control_ms=2.0)
+
+    timing = verdict["timing"]
+    assert timing["control"]["off"] is False
+    assert timing["speedups"]["eager"] < 0.7 and timing["beats"] == {"eager": False}
+    assert timing["speedup_intervals"]["eager"][1] < 1.0
+
+
+def test_the_spread_between_processes_is_read_from_the_devices_controls():
+    rng = random.Random(7)
+    # 60 controls whose ln ratios spread 3% between process pairs, each read to 0.2% in its rounds.
+    controls = _controls([rng.gauss(0, 0.03) for _ in range(60)])
+
+    spread = measurement.between_process(controls)["spread"]
+
+    assert 0.022 < spread < 0.038
+    assert measurement.between_process(controls[:2]) == {
+        "spread": None,
+        "controls": 2,
+        "why": "fewer than 3 A/A controls on this device",
+    }
+    # Controls whose only spread is their rounds' noise: nothing between processes.
+    assert measurement.between_process(_controls([0.002, -0.001, 0.0015], within=0.003))["spread"] == 0.0
+
+
+def test_a_second_reading_falls_in_the_reproduction_interval_95_times_in_100():
+    # Simulated verifications: each process pair adds a spread of 4%, each reading's rounds 1%.
+    rng = random.Random(11)
+    spread, se, true = 0.04, 0.01, math.log(1.5)
+    inside_widened = inside_rounds = 0
+    for _ in range(2000):
+        first, second = (true + rng.gauss(0, spread) + rng.gauss(0, se) for _ in range(2))
+        rounds = (math.exp(first - 1.96 * se), math.exp(first + 1.96 * se))
+        low, high = measurement.reproduction_interval(math.exp(first), rounds, spread)
+        inside_widened += low <= math.exp(second) <= high
+        inside_rounds += rounds[0] <= math.exp(second) <= rounds[1]
+
+    assert 0.93 < inside_widened / 2000 < 0.97
+    # The rounds' interval alone is what a second process read outside of most of the time.
+    assert inside_rounds / 2000 < 0.5
+
+
+def test_the_stated_interval_is_widened_by_the_devices_spread_and_the_rounds_kept_beside_it():
+    quiet = _timed(candidate_ms=1.0, eager_ms=1.5, control_ms=1.5)
+    spread = _timed(candidate_ms=1.0, eager_ms=1.5, control_ms=1.5, device_controls=_controls([0.05, -0.06, 0.04, -0.05]))
+
+    assert quiet["timing"]["between_process"]["spread"] is None and quiet["timing"]["beats"] == {"eager": True}
+    within = spread["timing"]["within_process_intervals"]["eager"]
+    low, high = spread["timing"]["speedup_intervals"]["eager"]
+    assert low < within[0] and high > within[1]
+    assert spread["timing"]["between_process"]["spread"] > 0.05
+    # 1.5x still clears 1.01 with a 7% spread; the interval says how far a second reading may fall.
+    assert spread["timing"]["beats"] == {"eager": True}
+    assert _timed(candidate_ms=1.0, eager_ms=1.08, control_ms=1.08, device_controls=_controls([0.05, -0.06, 0.04]))["timing"][
+        "beats"
+    ] == {"eager": False}
+
+
+def test_a_device_whose_last_control_read_off_states_no_win_until_one_reads_one_again():
+    controls = _controls([0.0, 0.001, -0.001])
+    controls[-1] = {**controls[-1], "log_ratio": math.log(1.4), "off": True}
+
+    drifting = _timed(candidate_ms=1.0, eager_ms=2.0, control_ms=None, device_controls=controls)
+    measured_again = _timed(candidate_ms=1.0, eager_ms=2.0, control_ms=2.0, device_controls=controls)
+
+    assert drifting["timing"]["beats"] == {"eager": False}
+    assert drifting["timing"]["between_process"]["device_control_off"] is True
+    assert "control_off" in drifting["flags"] and "until one reads 1.0 again" in drifting["flag_details"]["control_off"]
+    assert measured_again["timing"]["beats"] == {"eager": True}
+    assert "control_off" not in measured_again["flags"]
+
+
+def test_kept_controls_are_the_latest_of_each_problem_and_decide_when_a_gpu_runs_one(tmp_path):
+    key = {"device": "cuda", "gpu": "H100", "harness_version": "12"}
+    root = str(tmp_path)
+    assert baseline_cache.control_due(root, "cuda", "12")
+    for at, (problem, ratio) in enumerate([("a", 0.01), ("b", -0.02), ("a", 0.03), ("c", 0.0)]):
+        baseline_cache.record_control(root, key, problem, {"log_ratio": ratio, "within": 0.01, "off": False, "at": at})
+    (tmp_path / f"controls-{baseline_cache._digest(key)}.jsonl").open("a").write('{"problem": "cut sh')
+
+    kept = baseline_cache.load_controls(root, key)
+
+    assert [c["log_ratio"] for c in kept] == [-0.02, 0.03, 0.0]
+    assert not baseline_cache.control_due(root, "cuda", "12")
+    # Another harness's controls say nothing of this one's; a control read off makes the next ones due.
+    assert baseline_cache.control_due(root, "cuda", "13")
+    baseline_cache.record_control(root, key, "d", {"log_ratio": 0.4, "within": 0.01, "off": True, "at": 9})
+    assert baseline_cache.control_due(root, "cuda", "12")
+
+
+@pytest.mark.parametrize("curated", [True, False])
+def test_only_a_curated_problems_verified_control_is_kept_as_the_devices(verifier, tmp_path, curated):
+    plan = {"control": True, "steady_min_rounds": 4, "steady_max_rounds": 4}
+    verdict = verifier("matmul", "honest_matmul", plan=plan, baseline_cache_dir=str(tmp_path), curated_problem=curated)
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    kept = [json.loads(line) for path in tmp_path.glob("controls-*.jsonl") for line in path.read_text().splitlines()]
+    if curated:
+        assert len(kept) == 1 and math.isclose(math.exp(kept[0]["log_ratio"]), verdict["timing"]["control"]["speedup"])
+        assert verdict["timing"]["between_process"]["controls"] == 1
+    else:
+        assert kept == []
