@@ -22,6 +22,7 @@ import argparse
 import concurrent.futures
 import gzip
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -109,11 +110,18 @@ def verify_args(
     return args
 
 
-def run_cli(args: list[str], timeout: float) -> tuple[dict | None, float, str]:
+def run_cli(args: list[str], timeout: float, env: dict | None = None) -> tuple[dict | None, float, str]:
+    """The harness CLI in a process of its own (`env`: variables set over this process's, such as the
+    GPU it may see); its JSON reply, wall time and the end of its log."""
     began = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "evaluation.harness", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+            [sys.executable, "-m", "evaluation.harness", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**os.environ, **env} if env else None,
         )
     except subprocess.TimeoutExpired:
         return None, time.monotonic() - began, "the CLI itself exceeded its timeout"

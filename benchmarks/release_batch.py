@@ -2,14 +2,21 @@
 the platform imports (evaluation/harness/release.py; `manage.py import_release`).
 
 Plain Python (no Django, no torch in this process). Each candidate goes through
-`python -m evaluation.harness verify ... --json` in its own process, as harness_cuda_l1.py does,
-several at a time on one device lock (only their sandboxes' start and torch's import overlap:
-one verification holds the device at a time, harness 11). Verdicts
-accumulate in --state as JSON lines, so a batch cut short resumes where it stopped; a candidate
-whose CLI run gave no verdict is tried again on the next run.
+`python -m evaluation.harness verify ... --json` in its own process, as harness_cuda_l1.py does.
+Every GPU of the host (--gpus, default all that nvidia-smi lists) verifies at once: each has its
+own device lock (STATE/device-<gpu>.lock) and --parallel verifications of its own, pinned to it with
+CUDA_VISIBLE_DEVICES (only their sandboxes' start and torch's import overlap: one verification holds
+a device at a time, harness 11). Meanwhile --build-cpus builds ahead (`harness build --ahead`: the
+candidate's module in its sandbox with no GPU, TORCH_CUDA_ARCH_LIST from the GPUs' compute
+capability) compile the load_inline candidates into the build cache their verification then
+reads; a GPU takes a candidate with a build only once its build is done, and the others meanwhile.
+Verdicts accumulate in --state as JSON lines, so a batch cut short resumes where it stopped (the
+state is read first); a candidate whose CLI run gave no verdict is tried again on the next run.
+STATE/builds.jsonl records each build ahead and STATE/runs.jsonl each verification's GPU and wall
+time (`python -m evaluation.harness release report` reads both).
 
     # all CUDA-L1 H100 entries (the 17 whose code is the string "None" included), four baselines
-    python benchmarks/release_batch.py run  --state var/release-h100 --arch h100 --budget-s 3000
+    python benchmarks/release_batch.py run  --state var/release-h100 --arch h100 --budget-s 3000 --build-cpus 12
     python benchmarks/release_batch.py pack --state var/release-h100 --name h100-2026-11-26-cuda-l1 \\
         --out data/releases/h100-2026-11-26-cuda-l1.jsonl.gz
     # the builtin optimizer's candidates, written by benchmarks/builtin_optimizer_gpu.py --out DIR
@@ -22,11 +29,11 @@ measure unless --partial.
 """
 
 import argparse
-import concurrent.futures
 import json
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -49,6 +56,8 @@ from evaluation.harness.verdict import BASELINES
 
 REPO = Path(__file__).resolve().parents[1]
 FAILURES = "failures.jsonl"  # CLI runs that gave no verdict: tried again on the next run
+BUILDS = "builds.jsonl"  # each build ahead: the candidate's key, whether it built, its wall time
+RUNS = "runs.jsonl"  # each verification: the candidate's key, its GPU, its wall time, its wait for a build
 
 
 def shown_path(path: Path) -> str:
@@ -137,17 +146,137 @@ def harness_unchanged(began: dict, now: dict) -> bool:
     return done.returncode == 0
 
 
-def measure(candidate: dict, folder: Path, state: Path, *, device: str, baselines: str, plan, limits, timeout: float) -> dict:
-    """One candidate through the CLI: its entry line (release.ENTRY_KEYS), or a failure without a verdict."""
+def host_gpus() -> list[tuple[str, str]]:
+    """(index, compute capability) of each GPU nvidia-smi lists; none where it lists none."""
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index,compute_cap", "--format=csv,noheader"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    rows = [[part.strip() for part in line.split(",")] for line in done.stdout.splitlines() if "," in line]
+    return [(index, capability) for index, capability in rows] if done.returncode == 0 else []
+
+
+def arch_list(capabilities: list[str]) -> str:
+    """TORCH_CUDA_ARCH_LIST as torch derives it from the visible GPUs when it is unset ("9.0+PTX" on
+    an H100): a build ahead with no GPU then compiles exactly what the verification would."""
+    found = sorted(set(capabilities), key=lambda c: tuple(int(part) for part in c.split(".")))
+    return ";".join(found[:-1] + [found[-1] + "+PTX"]) if found else ""
+
+
+def needs_build(candidate: dict) -> bool:
+    """Whether loading the candidate compiles an extension (what a build ahead is for)."""
+    return "load_inline" in candidate["source"] or "cpp_extension" in candidate["source"]
+
+
+class WorkList:
+    """The candidates still to verify, in order; a GPU takes the first whose build (if it has one)
+    is done, and waits only when every candidate left is still building."""
+
+    def __init__(self, todo: list[dict], building: set[str], *, deadline: float):
+        self.pending = list(todo)
+        self.building = set(building)
+        self.deadline = deadline
+        self.changed = threading.Condition()
+
+    def built(self, key: str) -> None:
+        with self.changed:
+            self.building.discard(key)
+            self.changed.notify_all()
+
+    def take(self) -> tuple[dict | None, float]:
+        """The next candidate ready to verify (None: nothing left, or the budget is spent) and how
+        long this GPU waited for a build."""
+        began = time.monotonic()
+        with self.changed:
+            while self.pending and time.monotonic() < self.deadline:
+                for index, candidate in enumerate(self.pending):
+                    if candidate["key"] not in self.building:
+                        return self.pending.pop(index), time.monotonic() - began
+                self.changed.wait(timeout=5)
+            return None, time.monotonic() - began
+
+
+def run_work(todo: list[dict], *, gpus: list[str], parallel: int, build_cpus: int, budget_s: float, verify, build) -> None:
+    """`verify(candidate, gpu, waited_s)` for every candidate, `parallel` at a time on each GPU, while
+    `build(candidate)` runs ahead for those that need one, `build_cpus` at a time, in the order the
+    GPUs will want them. Nothing starts after `budget_s`."""
+    deadline = time.monotonic() + budget_s
+    to_build = [c for c in todo if needs_build(c)] if build_cpus > 0 else []
+    work = WorkList(todo, {c["key"] for c in to_build}, deadline=deadline)
+    builds = iter(to_build)
+    taking = threading.Lock()
+
+    def builder():
+        while True:
+            with taking:
+                candidate = next(builds, None)
+            if candidate is None:
+                return
+            try:
+                if time.monotonic() < deadline:
+                    build(candidate)
+            finally:
+                work.built(candidate["key"])  # built or not, the verification builds what is missing
+
+    def verifier(gpu: str):
+        while True:
+            candidate, waited = work.take()
+            if candidate is None:
+                return
+            verify(candidate, gpu, waited)
+
+    threads = [threading.Thread(target=builder) for _ in range(min(build_cpus, len(to_build)))]
+    threads += [threading.Thread(target=verifier, args=(gpu,)) for gpu in gpus for _ in range(parallel)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def write_sources(candidate: dict, folder: Path) -> tuple[Path, Path]:
     name = candidate["key"].replace(":", "_").replace("/", "_")
     problem, source = folder / f"{name}_problem.py", folder / f"{name}_candidate.py"
     problem.write_text(candidate["problem"])
     source.write_text(candidate["source"])
-    limits = {**(limits or {}), "build_cache_dir": BUILD_CACHE, "device_lock_path": str((state / "device.lock").resolve())}
+    return problem, source
+
+
+def build_ahead(candidate: dict, folder: Path, state: Path, *, device: str, limits, env: dict, timeout: float) -> dict:
+    """One build ahead through the CLI (no GPU: `env` empties CUDA_VISIBLE_DEVICES), recorded in BUILDS."""
+    problem, source = write_sources(candidate, folder)
+    limits = {**(limits or {}), "build_cache_dir": BUILD_CACHE}
+    args = ["build", "--ahead", "--problem", str(problem), "--candidate", str(source), "--device", device]
+    reply, wall, log = run_cli([*args, "--limits", json.dumps(limits)], timeout, env=env)
+    record = {"key": candidate["key"], "wall_s": round(wall, 1), **(reply or {"built": False, "reason": log[-400:]})}
+    append(state / BUILDS, record)
+    print(f"built    {candidate['key']:40s} {record['built']!s:5s} {wall:6.1f}s", flush=True)
+    return record
+
+
+def measure(
+    candidate: dict,
+    folder: Path,
+    state: Path,
+    *,
+    device: str,
+    baselines: str,
+    plan,
+    limits,
+    timeout: float,
+    gpu: str = "0",
+    env: dict | None = None,
+) -> dict:
+    """One candidate through the CLI on one GPU (its own device lock; `env` pins the process to it):
+    its entry line (release.ENTRY_KEYS), or a failure without a verdict."""
+    problem, source = write_sources(candidate, folder)
+    lock = str((state / f"device-{gpu}.lock").resolve())
+    limits = {**(limits or {}), "build_cache_dir": BUILD_CACHE, "device_lock_path": lock}
     args = verify_args(
         problem, source, device=device, baselines=baselines, plan=plan, limits=limits, baseline_cache=state / "baselines"
     )
-    verdict, wall, log = run_cli(args, timeout)
+    verdict, wall, log = run_cli(args, timeout, env=env)
     record = {
         "key": candidate["key"],
         "level": candidate["level"],
@@ -187,34 +316,68 @@ def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
     done = load_results(state / release.STATE_RECORDS)
     # Levels interleaved (L1 T1, L2 T1, L3 T1, L1 T2 ...), so a batch cut short still covers each level.
     todo = sorted((c for c in chosen if c["key"] not in done), key=lambda c: (c["task"], c["level"], c["key"]))
-    print(f"{len(done)} measured, {len(todo)} to go on {args.device} against {baselines}", flush=True)
-    began = time.monotonic()
+    gpus, architectures = devices(args)
+    print(f"{len(done)} measured, {len(todo)} to go on {args.device} ({', '.join(gpus)}) against {baselines}", flush=True)
     timeout = (release.public_limits(limits)["wall_time_s"]) + 300
+    # The builds ahead and the verifications compile for the same architectures, so the build is reused.
+    compiled_for = {"TORCH_CUDA_ARCH_LIST": architectures} if architectures else {}
 
-    def one(candidate):
-        if time.monotonic() - began > args.budget_s:
-            return None
+    def one(candidate, gpu, waited):
+        env = {**compiled_for, "CUDA_VISIBLE_DEVICES": gpu} if args.device == "cuda" else None
         record = measure(
-            candidate, folder, state, device=args.device, baselines=baselines, plan=plan, limits=limits, timeout=timeout
+            candidate,
+            folder,
+            state,
+            device=args.device,
+            baselines=baselines,
+            plan=plan,
+            limits=limits,
+            timeout=timeout,
+            gpu=gpu,
+            env=env,
         )
+        append(state / RUNS, {"key": candidate["key"], "gpu": gpu, "wall_s": record["wall_s"], "build_wait_s": round(waited, 1)})
         verdict = record["verdict"]
         if verdict is None:
             append(state / FAILURES, record)
             print(f"{candidate['key']:40s} no verdict ({record['wall_s']} s): {record['log'][-300:]}", flush=True)
-            return record
+            return
         append(state / release.STATE_RECORDS, {key: record[key] for key in release.ENTRY_KEYS})
         speedup = (verdict.get("timing") or {}).get("speedups", {}).get("eager")
-        print(f"{candidate['key']:40s} {verdict['status']:9s} {record['wall_s']:6.1f}s eager {speedup}", flush=True)
-        return record
+        print(f"{candidate['key']:40s} {verdict['status']:9s} {record['wall_s']:6.1f}s gpu {gpu} eager {speedup}", flush=True)
 
-    with tempfile.TemporaryDirectory() as scratch, concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
+    def ahead(candidate):
+        env = {**compiled_for, "CUDA_VISIBLE_DEVICES": ""}
+        build_ahead(candidate, folder, state, device=args.device, limits=limits, env=env, timeout=timeout)
+
+    with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
-        list(pool.map(one, todo))
+        run_work(
+            todo,
+            gpus=gpus,
+            parallel=args.parallel,
+            build_cpus=args.build_cpus,
+            budget_s=args.budget_s,
+            verify=one,
+            build=ahead,
+        )
     left = len(chosen) - len(load_results(state / release.STATE_RECORDS))
     if left:
         print(f"{left} entries still to measure: run the same command again.", flush=True)
     else:
         print(f"All {len(chosen)} measured: pack them with `python {Path(__file__).name} pack --state {state} ...`.", flush=True)
+
+
+def devices(args) -> tuple[list[str], str]:
+    """The GPUs to verify on (["cpu"] on the CPU) and TORCH_CUDA_ARCH_LIST for their builds."""
+    if args.device == "cpu":
+        return ["cpu"], ""
+    found = host_gpus()
+    chosen = [gpu.strip() for gpu in args.gpus.split(",") if gpu.strip()] if args.gpus != "all" else [i for i, _ in found]
+    if not chosen:
+        raise SystemExit("no GPU found (nvidia-smi lists none): name them with --gpus 0,1,... or measure with --device cpu")
+    capability = dict(found)
+    return chosen, arch_list([capability[gpu] for gpu in chosen if gpu in capability])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,7 +395,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", help="JSON object of Plan fields to change (default: the platform's)")
     parser.add_argument("--limits", help="JSON object of Limits fields to change")
     parser.add_argument("--only", default="", help="only these entries: L1T1,L2T3 or @FILE (one per line)")
-    parser.add_argument("--parallel", type=int, default=3)
+    parser.add_argument("--gpus", default="all", help="cuda: the GPUs to verify on, e.g. 0,1,2,3 (default: every GPU)")
+    parser.add_argument("--parallel", type=int, default=2, help="verifications at a time on each GPU")
+    parser.add_argument(
+        "--build-cpus", type=int, default=0, help="builds ahead at a time on the CPU cores (0: each verification builds)"
+    )
     parser.add_argument("--budget-s", type=float, default=3000, help="start no verification after this long")
     parser.add_argument("--name", help="pack: the release's name")
     parser.add_argument("--out", type=Path, help="pack: the file to write")
