@@ -243,10 +243,12 @@ def analyze(source: str) -> dict:
     aliases = _aliases(tree)
     facts: dict[str, set[int]] = {name: set() for name in PATTERNS}
     facts["try_except_fallbacks"] = set(_fallbacks(tree))
+    matched: dict[str, list[str]] = {}  # a name's facts, worked out once (a source uses few names, many times)
     for name, line in _used_names(tree, aliases):
-        for fact, patterns in PATTERNS.items():
-            if any(_matches(name, p) for p in patterns):
-                facts[fact].add(line)
+        if name not in matched:
+            matched[name] = [fact for fact, patterns in PATTERNS.items() if any(_matches(name, p) for p in patterns)]
+        for fact in matched[name]:
+            facts[fact].add(line)
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             if node.attr in PRECISION_METHODS:
@@ -275,3 +277,55 @@ def analyze(source: str) -> dict:
         "classes": classes,
         "stream_safety": stream_safety(tree),
     }
+
+
+# What a candidate does to be fast, from its source (and its problem's): `optimization_kind`. In the
+# order they are decided: the first that applies names the candidate.
+KINDS = {
+    "none": "no ModelNew: nothing to run",
+    "cuda": "raw CUDA (load_inline and the like)",
+    "triton": "Triton kernels",
+    "cuda_graph": "CUDA graph replay of PyTorch calls",
+    "compile": "torch.compile or TorchScript",
+    "flags": "the problem's own code with flags only (TF32, cudnn.benchmark, precision)",
+    "unchanged": "the problem's own code, unchanged",
+    "rewrite": "a rewrite in PyTorch",
+}
+
+
+def _class_body(tree: ast.Module, name: str) -> str | None:
+    """A class's methods as a syntax tree dump, docstrings left out; None where it has no such class."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            methods = []
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    body = item.body
+                    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                        body = body[1:]
+                    methods.append(ast.dump(ast.Module(body=body, type_ignores=[]), annotate_fields=False))
+            # `super(Model, self)` against `super(ModelNew, self)` is no change.
+            return "\n".join(methods).replace("'ModelNew'", "'Model'")
+    return None
+
+
+def optimization_kind(candidate_source: str, problem_source: str | None = None, facts: dict | None = None) -> str:
+    """What kind of optimization a candidate is (a key of KINDS), from its syntax tree: custom
+    kernels first, then how PyTorch calls are replayed or compiled; without any, whether its ModelNew
+    is the problem's own Model (with flags set around it, or not) or a rewrite. `facts`: analyze()'s,
+    where the caller has them."""
+    facts = facts if facts is not None else analyze(candidate_source)
+    if not facts.get("defines_model_new"):
+        return "none"
+    found = facts.get("facts") or {}
+    for kind, fact in (("cuda", "custom_cuda"), ("triton", "triton"), ("cuda_graph", "cuda_graphs"), ("compile", "compilation")):
+        if found.get(fact):
+            return kind
+    if problem_source is not None:
+        try:
+            same = _class_body(ast.parse(candidate_source), "ModelNew") == _class_body(ast.parse(problem_source), "Model")
+        except SyntaxError:
+            same = False
+        if same:
+            return "flags" if found.get("precision_changes") or found.get("global_state") else "unchanged"
+    return "rewrite"

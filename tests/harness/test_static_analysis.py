@@ -1,7 +1,11 @@
 """The static look reads the syntax tree: what code uses counts, words in strings and comments do not."""
 
-from evaluation.harness.static_analysis import analyze
-from tests.harness.conftest import candidate
+import gzip
+import json
+from collections import Counter
+
+from evaluation.harness.static_analysis import analyze, optimization_kind
+from tests.harness.conftest import REPO, candidate
 
 
 def test_load_inline_makes_a_cuda_candidate():
@@ -76,3 +80,36 @@ named = """k<<<g, b, 0, at::cuda::getCurrentCUDAStream()>>>(x); k<<<dim3(g, 1), 
     assert (safety["legacy_default_stream"], safety["named_stream"]) == (3, 2)
     assert analyze("import torch\n")["stream_safety"] is None
     assert "legacy default stream" in analyze(candidate("gpu_legacy_stream_relu"))["stream_safety"]["summary"]
+
+
+def test_cuda_l1_s_h100_entries_by_kind_of_optimization():
+    # Of 227 published "kernels", 18 define no ModelNew (17 are the string "None") and 2 are the problem's code.
+    with gzip.open(REPO / "data" / "cuda-l1" / "h100.jsonl.gz", "rt") as handle:
+        rows = [row for row in map(json.loads, handle) if row.get("custom_code") is not None]
+
+    kinds = Counter(optimization_kind(row["custom_code"], row["ref_code"]) for row in rows)
+
+    assert kinds == {"rewrite": 90, "cuda": 79, "cuda_graph": 25, "none": 18, "compile": 13, "unchanged": 2}
+
+
+PROBLEM = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self):
+        super(Model, self).__init__()
+    def forward(self, a, b):
+        return torch.matmul(a, b)
+"""
+
+
+def test_the_problem_s_own_code_with_a_flag_set_is_flags_only_and_without_it_unchanged():
+    own = PROBLEM.replace("class Model(", "class ModelNew(").replace("super(Model,", "super(ModelNew,")
+    flagged = "import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\n" + own
+    rewritten = own.replace("torch.matmul(a, b)", "(a @ b).contiguous()")
+
+    assert optimization_kind(own, PROBLEM) == "unchanged"
+    assert optimization_kind(flagged, PROBLEM) == "flags"
+    assert optimization_kind(rewritten, PROBLEM) == "rewrite"
+    assert optimization_kind(candidate("honest_triton_relu")) == "triton"
+    assert optimization_kind(candidate("honest_cpp_relu")) == "cuda"
+    assert optimization_kind("None") == "none"
