@@ -76,9 +76,14 @@ class Timing(TypedDict, total=False):
     host_ms: dict[str, float]
     speed_of_light: dict
     wall_clock: dict
-    # 95% intervals of the speedups (paired bootstrap over rounds), and which beat their baseline.
+    # 95% intervals of the speedups: where a second verification in fresh processes reads (the rounds'
+    # paired bootstrap widened by the device's spread between processes), and which beat their baseline.
     speedup_intervals: dict[str, list[float]]
     beats: dict[str, bool]
+    # The rounds' own intervals (one pair of processes), and the device's spread between pairs of
+    # processes from its kept A/A controls (measurement.between_process).
+    within_process_intervals: dict[str, list[float]]
+    between_process: dict
     converged: bool
     stopped_by: str
     # Each measure in full: steady_state, latency (and device_time where measured).
