@@ -64,3 +64,19 @@ def test_a_win_beyond_doubt_shows_its_number(client):
     judged(make_candidate(problem=problem, scale=3), 2.5, [2.4, 2.6])
     content = Client().get("/leaderboard/h100/").content.decode()
     assert ">2.50x<" in content and SHOWN_AS_NOISE not in content
+
+
+def test_the_kernel_page_says_what_its_interval_covers(client):
+    problem = make_problem(scale=2, origin="kernelbench", level=1, task=2)
+    measured = judged(make_candidate(problem=problem, scale=3), 1.5, [1.3, 1.7])
+    timing = {
+        **measured.verdict["timing"],
+        "between_process": {"spread": 0.031, "controls": 12, "device_control_off": True},
+    }
+    Evaluation.objects.filter(pk=measured.pk).update(verdict={**measured.verdict, "timing": timing})
+
+    content = client.get(measured.candidate.get_absolute_url()).content.decode()
+
+    assert "where a second verification in fresh processes reads" in content
+    assert "spread between processes (0.031" in content and "from 12 A/A controls" in content
+    assert "last A/A control read off 1.0" in content
