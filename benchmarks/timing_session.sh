@@ -5,6 +5,8 @@
 #   benchmarks/timing_session.sh check STATE     # tests/harness/test_gpu.py in the sandbox
 #   benchmarks/timing_session.sh all STATE TASKS SECONDS      # builds, check, then compare until SECONDS, pack
 #   benchmarks/timing_session.sh repeat STATE TASKS SECONDS   # builds, then 3 runs of each task, pack
+#   benchmarks/timing_session.sh coverage STATE TASKS SECONDS # builds, then interval_coverage.py's two passes, pack
+#                                                               (TASKS "" for its 30-task sample; carry STATE back to resume)
 #   benchmarks/timing_session.sh pack STATE
 #
 # Everything runs in the foreground: a lent machine goes back soon after a call returns, and what ran
@@ -57,6 +59,17 @@ all|repeat)
       --runs 3 > "$state/repeat.log" 2>&1
     tail -n 20 "$state/repeat.log"
   fi
+  "$0" pack "$state"
+  ;;
+coverage)
+  began=$(date +%s)
+  only=$tasks
+  [ -n "$only" ] || only=$(python3 -c 'import sys; sys.path.insert(0, "benchmarks"); import harness_cuda_l1 as c; print(",".join(sorted(c.all_baseline_sample(c.entries()))))')
+  python3 benchmarks/harness_cuda_l1.py build --state "$state" --workers 12 --only "$only" > "$state/build.log" 2>&1 < /dev/null
+  left=$(( ${4:-500} - ($(date +%s) - began) ))
+  python3 benchmarks/interval_coverage.py run --state "$state" --tasks "$only" --budget-s "$left" > "$state/coverage.log" 2>&1
+  python3 benchmarks/interval_coverage.py report --state "$state" > "$state/coverage-report.txt" 2>&1
+  tail -n 12 "$state/coverage-report.txt"
   "$0" pack "$state"
   ;;
 pack)
