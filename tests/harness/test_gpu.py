@@ -152,3 +152,18 @@ def test_a_build_ahead_on_the_cpu_is_reused_by_the_verification_on_the_gpu(verif
     assert len(built) == 1
     assert verdict["status"] == "verified", verdict["reason"]
     assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("candidates/*/torch_extensions/**/*.so")} == built
+
+
+@needs_cuda
+def test_the_a_a_control_reads_one_on_the_gpu_and_is_kept_as_the_devices(verifier, tmp_path):
+    # On a GPU the control runs for curated problems while the device lacks its controls; the reference
+    # against itself in two processes reads 1.0 within the win's band.
+    verdict = cuda_verify(
+        verifier, "matmul", "honest_matmul", plan={"steady_min_rounds": 8}, baseline_cache_dir=str(tmp_path), curated_problem=True
+    )
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    control = verdict["timing"]["control"]
+    assert control["off"] is False and 0.97 < control["speedup"] < 1.03, control
+    assert verdict["timing"]["between_process"]["controls"] == 1
+    assert len(list(tmp_path.glob("controls-*.jsonl"))) == 1
