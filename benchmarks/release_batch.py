@@ -336,7 +336,16 @@ def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
             gpu=gpu,
             env=env,
         )
-        append(state / RUNS, {"key": candidate["key"], "gpu": gpu, "wall_s": record["wall_s"], "build_wait_s": round(waited, 1)})
+        append(
+            state / RUNS,
+            {
+                "key": candidate["key"],
+                "gpu": gpu,
+                "wall_s": record["wall_s"],
+                "build_wait_s": round(waited, 1),
+                "ended": round(time.time(), 1),
+            },
+        )
         verdict = record["verdict"]
         if verdict is None:
             append(state / FAILURES, record)

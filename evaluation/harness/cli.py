@@ -7,6 +7,7 @@
     python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda] [--ahead]
     python -m evaluation.harness release pack --state DIR --name NAME --out FILE.jsonl.gz [--partial]
     python -m evaluation.harness release check FILE.jsonl.gz
+    python -m evaluation.harness release report FILE.jsonl.gz|STATE
 
 `verify` prints exactly one JSON verdict on stdout and exits 0 whatever the verdict; a bad
 argument exits 2. `build` only loads and instantiates the candidate (filling the build cache), so
@@ -14,7 +15,8 @@ a batch can compile many candidates in parallel and then time them one at a time
 only executes the candidate's module, with no device at all (run it with CUDA_VISIBLE_DEVICES="" and
 TORCH_CUDA_ARCH_LIST set, as the verification will be), so its load_inline builds use CPU cores
 while the GPUs verify. `release pack`
-writes a batch's state folder as a measured release, `release check` reads one (release.py).
+writes a batch's state folder as a measured release, `release check` reads one (release.py), and
+`release report` says what it found and where its verdicts' time went (release_report.py).
 """
 
 import argparse
@@ -22,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from evaluation.harness import release
+from evaluation.harness import release, release_report
 from evaluation.harness.pipeline import build, inspect_problem, verify
 from evaluation.harness.verdict import BASELINES
 
@@ -89,11 +91,16 @@ def parser() -> argparse.ArgumentParser:
     pack.add_argument("--partial", action="store_true", help="pack what is measured; the header lists what is missing")
     check_release = release_commands.add_parser("check", help="read a release, check it throughout and summarize it")
     check_release.add_argument("file")
+    report = release_commands.add_parser("report", help="statuses, checks, kinds, speedups by level and claims, costs")
+    report.add_argument("file", help="a release (.jsonl.gz) or a batch's state folder")
     return root
 
 
 def release_main(args) -> int:
     try:
+        if args.release_command == "report":
+            print(release_report.report(args.file))
+            return 0
         if args.release_command == "pack":
             packed = release.pack(args.state, name=args.name, out=args.out, partial=args.partial)
         else:

@@ -661,6 +661,9 @@ class Verification:
             self.evidence.problem = self.receive(inspecting, self.limits.start_time_s)
         self.evidence.prepared = self.receive(preparing, self.limits.start_time_s)
         self.evidence.prepared["timer_method"] = self.described.get("timer_method")
+        # Where the baselines' share of the verdict's time went: each one built here, or kept from an earlier run.
+        self.evidence.cost["baselines_built_s"] = self.evidence.prepared.get("build_s") or {}
+        self.evidence.cost["baselines_cached"] = sorted(self.evidence.cached_baselines)
         eager = self.evidence.prepared["baselines"].get("eager", "ready")
         if self.evidence.baselines and eager != "ready":
             # Every other figure is relative to eager, and the trials time it beside the candidate.

@@ -5,6 +5,7 @@ with what to fix."""
 
 import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,28 @@ def test_a_batch_with_entries_left_packs_only_when_asked(cpu_release, tmp_path):
     assert packed.returncode == 0, packed.stderr
     partial = release.read(out)
     assert len(partial.entries) == 3 and len(partial.header["missing"]) == 2
+
+
+def test_the_report_gives_statuses_checks_kinds_speedups_beside_the_claims_and_where_the_time_went(cpu_release):
+    def report(path):
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluation.harness", "release", "report", str(path)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    released, state = report(cpu_release.path), report(cpu_release.state)
+
+    assert "5 verdicts: verified 2, " in released
+    assert "output_is_plain_tensor 1" in released and "defines_model_new 1" in released
+    assert "none 0/1" in released  # CUDA-L1's placeholder "None": no kernel at all
+    # The two verified entries were claimed at 1.05x and 40x: a geomean of 6.48 beside ours.
+    assert re.search(r"level 1: eager \d+\.\d\d/6\.48 \(n=2\)", released)
+    assert "process starts" in released and "baseline eager built" in released and "checks" in released
+    assert "verifications: 5 on 1 GPUs (cpu 5)" in state and "verdicts per GPU-hour" in state
 
 
 def test_the_harness_cli_checks_a_release():

@@ -10,6 +10,7 @@ user code has run in the process that measures them.
 """
 
 import sys
+import time
 
 import torch
 
@@ -52,9 +53,10 @@ class BaselineProcess:
         seed = request["setup_seed"]
         self.model = loading.build_model(self.problem.Model, loading.init_inputs(self.problem), seed, self.device)
         example = inputs.generate(self.problem, seed + 1, self.device, None)
-        statuses = {}
+        statuses, build_s = {}, {}
         for name in request["baselines"]:
             reason = baselines.unavailable_reason(name, self.device)
+            began = time.monotonic()
             if reason is None:
                 try:
                     with _no_grad():
@@ -63,6 +65,7 @@ class BaselineProcess:
                             call(*example)
                     self.calls[name] = call
                     statuses[name] = "ready"
+                    build_s[name] = round(time.monotonic() - began, 3)  # compiling and warming it: the verdict's cost
                     continue
                 except Exception as exc:  # noqa: BLE001  (a baseline that cannot be built is reported, not fatal)
                     reason = f"could not be built: {type(exc).__name__}: {str(exc)[:300]}"
@@ -75,7 +78,7 @@ class BaselineProcess:
                 with _no_grad():
                     timing.call(self.calls["eager"], example, None, capture=False)
             warm = WARM_CALLS
-        return {"ok": True, "baselines": statuses, "warm_calls": warm}
+        return {"ok": True, "baselines": statuses, "warm_calls": warm, "build_s": build_s}
 
     def call(self, request: dict) -> dict:
         """One timed call of a baseline, its inputs arriving from the reference process inside the call
