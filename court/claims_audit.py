@@ -21,6 +21,7 @@ from django.db.models import Prefetch, Q
 from court import checks, flags
 from court.models import Candidate, Claim, Evaluation, Release
 from evaluation.harness import verdict as harness_verdict
+from evaluation.harness.static_analysis import KINDS
 
 REPRODUCED_WITHIN = 0.2
 # The audit every page links to; another publisher's opens once its claims are imported.
@@ -85,6 +86,15 @@ class AuditRow:
         if evaluation is None or evaluation.status not in harness_verdict.STATUSES:
             return NOT_MEASURED
         return evaluation.status
+
+    @property
+    def kind(self) -> str:
+        """What kind of optimization the entry is (Candidate.kind): how many published kernels hold no kernel."""
+        return self.candidate.kind
+
+    @property
+    def kind_label(self) -> str:
+        return KINDS.get(self.kind, "")
 
     @property
     def deciding_check(self) -> str | None:
@@ -165,6 +175,7 @@ class Summary:
     entries: int
     counts: Counter = field(default_factory=Counter)
     rejected_by: list[tuple[str, str, int]] = field(default_factory=list)  # (check, family, kernels)
+    kinds: list[tuple[str, str, int, int]] = field(default_factory=list)  # (kind, meaning, entries, verified)
 
     def count(self, category: str) -> int:
         return self.counts[category]
@@ -193,6 +204,9 @@ def summarize(rows: list[AuditRow]) -> Summary:
     summary.counts["measured"] = summary.entries - summary.counts[NOT_MEASURED]
     rejected = Counter(row.deciding_check for row in rows if row.status == harness_verdict.REJECTED)
     summary.rejected_by = [(check, checks.family(check), count) for check, count in rejected.most_common()]
+    kinds = Counter(row.kind for row in rows)
+    verified = Counter(row.kind for row in rows if row.status == harness_verdict.VERIFIED)
+    summary.kinds = [(kind, KINDS.get(kind, "not classified"), count, verified[kind]) for kind, count in kinds.most_common()]
     return summary
 
 
@@ -209,8 +223,9 @@ class Audit:
         """Every flag raised on this tab, with what it means."""
         return sorted({flag for row in self.rows for flag in row.flags})
 
-    def shown(self, category: str | None) -> list[AuditRow]:
-        return [row for row in self.rows if category in row.categories] if category else self.rows
+    def shown(self, category: str | None, kind: str = "") -> list[AuditRow]:
+        rows = [row for row in self.rows if category in row.categories] if category else self.rows
+        return [row for row in rows if row.kind == kind] if kind else rows
 
     def chart(self) -> dict:
         """Ours against published, verified kernels with a claim: one point each, linking to its kernel."""
@@ -286,6 +301,7 @@ def row_data(row: AuditRow, *, site_url: str = "") -> dict:
         "problem_url": f"{site_url}{row.problem.get_absolute_url()}",
         "kernel_id": row.candidate.pk,
         "kernel_url": f"{site_url}{row.url}",
+        "kind": row.kind,
         "claim": {"by": row.claim.source, "arch": row.claim.arch, **{f: getattr(row.claim, f) for f in CLAIM_FIELDS}}
         if row.claim
         else None,
@@ -321,6 +337,7 @@ def summary_data(summary: Summary) -> dict:
         "not_reproduced": summary.count(NOT_REPRODUCED),
         "reproduced": summary.count(REPRODUCED),
         "beats_claim": summary.count(BEATS_CLAIM),
+        "kinds": [{"kind": kind, "meaning": meaning, "entries": n, "verified": v} for kind, meaning, n, v in summary.kinds],
     }
 
 

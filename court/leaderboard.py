@@ -33,6 +33,7 @@ from django.utils import timezone
 from court.models import Candidate, Curation, Evaluation, LeaderboardSnapshot, LeaderboardVersion, Problem
 from court.models.evaluations import SHOWN_BASELINES, Speedup
 from court.models.internal_details import public_env
+from evaluation.harness.static_analysis import KINDS
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -47,7 +48,7 @@ MAX_AGE = timedelta(minutes=10)
 
 # Bumped with the shape of a snapshot's body (BoardRow's fields): a snapshot an older release of the
 # code kept is never parsed as this one.
-SHAPE = 2
+SHAPE = 3
 
 
 def leaderboard_evaluations(arch: str | None = None) -> QuerySet[Evaluation]:
@@ -94,6 +95,7 @@ class BoardRow:
     origin: str
     origin_label: str
     language: str
+    kind: str  # of optimization (Candidate.kind)
     precision_tier: str
     flags: list[str]
     candidate_ms: float | None
@@ -119,6 +121,7 @@ class BoardRow:
             origin=candidate.origin,
             origin_label=candidate.origin_label,
             language=candidate.language,
+            kind=candidate.kind,
             precision_tier=evaluation.precision_tier,
             flags=list(evaluation.flags or []),
             candidate_ms=evaluation.candidate_ms,
@@ -141,6 +144,10 @@ class BoardRow:
     @property
     def featured(self) -> bool:
         return self.curation == Curation.FEATURED
+
+    @property
+    def kind_label(self) -> str:
+        return KINDS.get(self.kind, "")
 
     @property
     def origin_shown(self) -> str:

@@ -151,6 +151,7 @@ class LeaderboardFilters:
     featured: bool = False
     wins: bool = False
     sort: str = "problem"
+    kind: str = ""
 
     @classmethod
     def from_query(cls, query) -> "LeaderboardFilters":
@@ -162,6 +163,7 @@ class LeaderboardFilters:
             featured=query.get("featured") == "1",
             wins=query.get("wins") == "1",
             sort=query.get("sort", "problem") if query.get("sort") in SORTS else "problem",
+            kind=query.get("kind", "")[:16],
         )
 
     def matches(self, row: BoardRow) -> bool:
@@ -174,6 +176,7 @@ class LeaderboardFilters:
             and (not self.flag or self.flag in row.flags)
             and (not self.featured or row.featured)
             and (not self.wins or row.beats("eager"))
+            and (not self.kind or row.kind == self.kind)
         )
 
     def apply(self, rows: list[BoardRow]) -> list[BoardRow]:
@@ -193,6 +196,7 @@ class LeaderboardFilters:
             "featured": "1" if self.featured else "",
             "wins": "1" if self.wins else "",
             "sort": self.sort if self.sort != "problem" else "",
+            "kind": self.kind,
         }
         return urlencode({name: value for name, value in shown.items() if value != ""})
 
@@ -236,6 +240,7 @@ def leaderboard_choices(rows: list[BoardRow]) -> dict:
         "origins": sorted({row.origin_label or row.origin for row in rows}),
         "flags": sorted({flag for row in rows for flag in row.flags}),
         "levels": sorted({row.level for row in rows if row.level is not None}),
+        "kinds": sorted({row.kind for row in rows if row.kind}),
     }
 
 

@@ -8,6 +8,7 @@ from court.models import Candidate, Claim, HackReport, OptimizationRun, Problem
 from court.signals import candidate_created
 from court.source import detect_language_of, source_hash
 from court.validation import SourceError, validate_candidate, validate_problem
+from evaluation.harness.static_analysis import optimization_kind
 
 
 @transaction.atomic
@@ -99,6 +100,7 @@ def create_candidate(
         defaults={
             "code": code,
             "language": language,
+            "kind": optimization_kind(code, problem.source),
             "origin": origin,
             "origin_label": origin_label,
             "round": round,

@@ -187,6 +187,7 @@ def claims_audit_arch(request, source, arch):
     audit = claims_audit.audit(source, arch)
     show = request.GET.get("show")
     show = show if show in claims_audit.CATEGORIES or (show or "").startswith("check:") else None
+    kind = request.GET.get("kind", "")[:16]
     return render(
         request,
         "court/claims_audit.html",
@@ -196,8 +197,9 @@ def claims_audit_arch(request, source, arch):
             "arch": arch,
             "audit": audit,
             "summary": audit.summary,
-            "rows": audit.shown(show),
+            "rows": audit.shown(show, kind),
             "show": show,
+            "kind": kind,
             "chart": audit.chart(),
             "flags_shown": audit.flag_meanings,
         },

@@ -17,6 +17,13 @@ from court import claims_audit
 from court.api.views import ARCH
 from evaluation.harness import HARNESS_VERSION
 
+KIND = OpenApiParameter(
+    "kind",
+    str,
+    OpenApiParameter.QUERY,
+    required=False,
+    description="Only entries of this kind of optimization: cuda, rewrite, ...",
+)
 SOURCE = OpenApiParameter(
     "source", str, OpenApiParameter.PATH, pattern=r"^[-a-zA-Z0-9_]+$", description="Who published the claims: cuda-l1"
 )
@@ -30,7 +37,7 @@ def _audit(source: str, arch: str) -> claims_audit.Audit:
 
 
 @extend_schema(
-    parameters=[SOURCE, ARCH],
+    parameters=[SOURCE, ARCH, KIND],
     responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="The summary, the releases and a row per published entry")},
 )
 @api_view(["GET"])
@@ -45,7 +52,10 @@ def claims_audit_view(request, source: str, arch: str):
             "harness_version": HARNESS_VERSION,
             "summary": claims_audit.summary_data(audit.summary),
             "releases": [claims_audit.release_data(release) for release in audit.releases],
-            "rows": [claims_audit.row_data(row, site_url=settings.SITE_URL) for row in audit.rows],
+            "rows": [
+                claims_audit.row_data(row, site_url=settings.SITE_URL)
+                for row in audit.shown(None, request.query_params.get("kind", ""))
+            ],
         }
     )
 

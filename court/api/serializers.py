@@ -149,6 +149,7 @@ class CandidateSerializer(JsonTypes, serializers.ModelSerializer):
             "origin",
             "origin_label",
             "language",
+            "kind",
             "code",
             "source_hash",
             "curation",
@@ -165,6 +166,7 @@ class CandidateSerializer(JsonTypes, serializers.ModelSerializer):
             "origin",
             "origin_label",
             "language",
+            "kind",
             "source_hash",
             "curation",
             "curation_reason",
@@ -300,6 +302,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     flags = serializers.ListField(child=serializers.CharField())
     origin = serializers.CharField()
     origin_label = serializers.CharField()
+    kind = serializers.CharField(help_text="The kind of optimization, read from the code (static_analysis.KINDS)")
     finished_at = serializers.DateTimeField(source="finished", allow_null=True)
 
     def get_beats(self, row) -> dict[str, bool]:

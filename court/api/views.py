@@ -76,7 +76,7 @@ class CandidateViewSet(ScopedWrites, mixins.CreateModelMixin, viewsets.ReadOnlyM
     """Candidates and kernels. POST {problem, code} to submit one; it is evaluated on every live architecture."""
 
     serializer_class = serializers.CandidateSerializer
-    filterset_fields = ["problem", "run", "origin", "origin_label", "language", "curation"]
+    filterset_fields = ["problem", "run", "origin", "origin_label", "language", "kind", "curation"]
     ordering_fields = ["created_at"]
     throttle_scope = "submissions"
 

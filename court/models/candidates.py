@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from court.models.visibility import CandidateQuerySet, Curation
+from evaluation.harness.static_analysis import KINDS
 
 
 class Candidate(models.Model):
@@ -29,6 +30,8 @@ class Candidate(models.Model):
     round = models.PositiveSmallIntegerField(null=True, blank=True)
     code = models.TextField()
     language = models.CharField(max_length=16, choices=Language.choices)
+    # What it does to be fast (static_analysis.optimization_kind), read from its code and its problem's.
+    kind = models.CharField(max_length=16, choices=list(KINDS.items()), blank=True, db_index=True)
     source_hash = models.CharField(max_length=64, db_index=True, help_text="sha256 of the code, byte for byte")
     submitted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="candidates"

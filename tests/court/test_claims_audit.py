@@ -14,6 +14,7 @@ from court import checks
 from court.models import Candidate, Evaluation
 from evaluation.harness import release
 from evaluation.harness.checks import CHECKS as HARNESS_CHECKS
+from evaluation.harness.static_analysis import KINDS
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +56,11 @@ def from_the_file(measured: release.Release) -> dict:
         "not_reproduced": held["not_reproduced"],
         "reproduced": held["reproduced"],
         "beats_claim": held["beats_claim"],
+        # Of the test entries, four rewrite the problem in PyTorch and one is CUDA-L1's placeholder "None".
+        "kinds": [
+            {"kind": "rewrite", "meaning": KINDS["rewrite"], "entries": 4, "verified": statuses["verified"]},
+            {"kind": "none", "meaning": KINDS["none"], "entries": 1, "verified": 0},
+        ],
     }
 
 
@@ -108,6 +114,17 @@ def test_each_row_keeps_the_claim_apart_from_our_measurement(client, imported):
     assert all(name.startswith(("claim_", "measured_")) for name in header[4:-1])
     assert (first["claim_speedup_eager"], first["measured_status"]) == ("1.05", "verified")
     assert float(first["measured_speedup_eager"]) == measured["speedup_eager"]
+
+
+def test_the_audit_counts_entries_by_kind_and_lists_those_of_one_kind(client, imported):
+    page = client.get("/audit/cuda-l1/cpu/").content.decode()
+    placeholders = client.get("/audit/cuda-l1/cpu/", {"kind": "none"}).content.decode()
+    rows = client.get("/api/audit/cuda-l1/cpu/", {"kind": "none"}).json()["rows"]
+
+    assert "<code>rewrite</code>: 2 of 4</a>" in page and "<code>none</code>: 0 of 1</a>" in page
+    assert "1 of 5 entries are <code>none</code>" in placeholders
+    assert len(re.findall(r'href="/kernels/\d+/#verdict-\d+">#', placeholders)) == 1
+    assert [(row["kind"], row["measured"]["deciding_check"]) for row in rows] == [("none", "defines_model_new")]
 
 
 def test_the_page_labels_every_published_number_a_claim(client, imported):
