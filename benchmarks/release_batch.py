@@ -225,7 +225,10 @@ def run_work(todo: list[dict], *, gpus: list[str], parallel: int, build_cpus: in
             candidate, waited = work.take()
             if candidate is None:
                 return
-            verify(candidate, gpu, waited)
+            try:
+                verify(candidate, gpu, waited)
+            except Exception as exc:  # noqa: BLE001  (one candidate's trouble must not take its GPU out of the batch)
+                print(f"{candidate['key']:40s} not measured on {gpu}: {type(exc).__name__}: {exc}", flush=True)
 
     threads = [threading.Thread(target=builder) for _ in range(min(build_cpus, len(to_build)))]
     threads += [threading.Thread(target=verifier, args=(gpu,)) for gpu in gpus for _ in range(parallel)]

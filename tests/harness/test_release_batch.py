@@ -72,3 +72,16 @@ def test_builds_ahead_compile_for_the_gpus_as_torch_would_with_them_visible():
     assert arch_list(["9.0", "9.0", "9.0", "9.0"]) == "9.0+PTX"
     assert arch_list(["9.0", "8.0"]) == "8.0;9.0+PTX"
     assert needs_build(candidate("a", builds=True)) and not needs_build(candidate("b"))
+
+
+def test_a_verification_that_raises_leaves_its_gpu_verifying_the_rest():
+    verified = []
+
+    def verify(c, gpu, waited):
+        if c["key"] == "a":
+            raise OSError("disk full")
+        verified.append(c["key"])
+
+    run_work([candidate("a"), candidate("b")], gpus=["0"], parallel=1, build_cpus=0, budget_s=60, verify=verify, build=None)
+
+    assert verified == ["b"]
