@@ -313,6 +313,9 @@ EVALUATION_BASELINES_GPU = env.list("COURT_BASELINES_GPU", default=["eager", "co
 EVALUATION_BASELINES_CPU = env.list("COURT_BASELINES_CPU", default=["eager"])
 EVALUATION_TIME_LIMIT_MS = env.int("COURT_EVALUATION_TIME_LIMIT_S", default=1800) * 1000
 BASELINE_CACHE_DIR = env.str("COURT_BASELINE_CACHE_DIR", default=str(VAR_DIR / "baselines"))
+# The trust report's evidence: the last outcomes of the tests its hack families name, written by the
+# test suite (tests/trust_results.py) where TRUST_RESULTS says, else in the checkout's var/.
+TRUST_RESULTS = env.str("TRUST_RESULTS", default=str(BASE_DIR / "var" / "trust-results.json"))
 
 
 def _harness_setting(name: str, kind) -> dict:

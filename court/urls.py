@@ -17,4 +17,5 @@ urlpatterns = [
     path("leaderboard/<slug:arch>/vs/<slug:other>/", views.leaderboard_compare, name="leaderboard_compare"),
     path("audit/<slug:source>/", views.claims_audit_index, name="claims_audit_index"),
     path("audit/<slug:source>/<slug:arch>/", views.claims_audit_arch, name="claims_audit"),
+    path("trust/", views.trust_page, name="trust"),
 ]

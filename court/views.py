@@ -1,5 +1,6 @@
 """Pages: thin views over the selectors and services."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
@@ -7,7 +8,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import get_template, render_to_string
 
-from court import claims_audit, leaderboard, selectors, services
+from court import claims_audit, leaderboard, selectors, services, trust
 from court.bundles import bundle, kernel_filename
 from court.forms import HackReportForm
 from court.models import Candidate, Problem
@@ -15,6 +16,7 @@ from court.models.internal_details import shown_to
 from court.presentation import highlighted_diff, highlighted_python
 from court.rate_limits import limit_posts
 from court.run_links import held_runs
+from evaluation.harness import HARNESS_VERSION
 
 
 def _page(request, rows, filters, *, shown=list):
@@ -204,3 +206,9 @@ def claims_audit_arch(request, source, arch):
             "flags_shown": audit.flag_meanings,
         },
     )
+
+
+def trust_page(request):
+    """The trust report: the hack families the harness defends, with the tests' last results."""
+    report = trust.report(trust.read_results(settings.TRUST_RESULTS))
+    return render(request, "court/trust.html", {"report": report, "harness_version": HARNESS_VERSION})

@@ -279,6 +279,15 @@ SERVER_FIXTURES = frozenset({"api_server", "court_platform", "readme_site"})
 WORKER_GROUPS = {"court_platform": "fault-platform", "api_server": "api-server"}
 
 
+def pytest_configure(config):
+    """The trust report's evidence: the outcomes of the tests court/trust.py's families name, written
+    at the end of the run, which fails when one of them does not exist or failed (tests/trust_results.py)."""
+    from court.trust import named_tests
+    from tests.trust_results import TrustResults, results_path
+
+    config.pluginmanager.register(TrustResults(named_tests(), results_path()), "trust_results")
+
+
 def pytest_collection_modifyitems(items):
     """Tests that verify are marked by the fixtures they use, and so are the groups above. Browser
     tests run last: they are the slowest, and Playwright's event loop must not overlap the async

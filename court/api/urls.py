@@ -17,4 +17,5 @@ urlpatterns = [
     path("kernels/<int:pk>/download", views.kernel_download, name="api-kernel-download"),
     path("audit/<slug:source>/<slug:arch>/", audit.claims_audit_view, name="api-claims-audit"),
     path("audit/<slug:source>/<slug:arch>/audit.csv", audit.claims_audit_csv, name="api-claims-audit-csv"),
+    path("trust/", views.trust_view, name="api-trust"),
 ]

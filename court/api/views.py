@@ -12,7 +12,7 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from court import curation, leaderboard, services
+from court import curation, leaderboard, services, trust
 from court.api import serializers
 from court.api.schema import ErrorSerializer
 from court.models import Candidate, Evaluation, HackReport, Problem
@@ -228,3 +228,13 @@ def kernel_download(request, pk: int):
     response = HttpResponse(candidate.code.encode(), content_type="text/x-python; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="kernel_{candidate.pk}.py"'
     return response
+
+
+@extend_schema(responses=OpenApiResponse(OpenApiTypes.OBJECT, description="The trust report (court/trust.py)"))
+@api_view(["GET"])
+@permission_classes([permissions.AllowAny])
+def trust_view(request):
+    """Which reward-hack families the harness defends: per family the trick, the checks or flags that
+    close it, the harness version since which it holds, and the tests that prove it with their last
+    result as the test suite recorded it; what is out of scope; the current harness version."""
+    return Response({"harness_version": HARNESS_VERSION, **trust.report(trust.read_results(settings.TRUST_RESULTS))})
