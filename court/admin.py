@@ -4,9 +4,13 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils.html import format_html, format_html_join
 
-from court import curation, leaderboard
+from court import curation, leaderboard, older_harness
 from court.models import (
     AuditEntry,
     Candidate,
@@ -184,6 +188,36 @@ class CandidateAdmin(ChangesLeaderboard, admin.ModelAdmin):
             f"{len(kernels)} listed kernels sent for re-verification under harness {HARNESS_VERSION} on the live architectures.",
             messages.SUCCESS,
         )
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.older_harness_view)
+        return [path("older-harness/", view, name="kernels_candidate_older_harness"), *super().get_urls()]
+
+    def older_harness_view(self, request):
+        """Every listed kernel of an older harness sent for re-verification in one action (a POST), and
+        how far that has come per architecture; the page reloads itself while verdicts are coming."""
+        if not self.has_change_permission(request):
+            raise PermissionDenied
+        if request.method == "POST":
+            kernels = curation.request_outdated_reverification(candidates=Candidate.objects.all(), by=request.user)
+            self.message_user(
+                request,
+                f"{len(kernels)} listed kernels of an older harness sent for re-verification under harness {HARNESS_VERSION}."
+                if kernels
+                else f"No listed kernel lacks a verdict of harness {HARNESS_VERSION} that is not already on its way.",
+                messages.SUCCESS if kernels else messages.INFO,
+            )
+            return redirect(request.path)
+        progress = older_harness.progress()
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Kernels of an older harness than {HARNESS_VERSION}",
+            "harness_version": HARNESS_VERSION,
+            "progress": progress,
+            "coming": any(row.queued for row in progress),
+        }
+        return TemplateResponse(request, "admin/kernels/candidate/older_harness.html", context)
 
     @admin.action(description="List selected kernels", permissions=["change"])
     def make_listed(self, request, queryset):

@@ -8,7 +8,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import get_template, render_to_string
 
-from court import claims_audit, leaderboard, selectors, services, trust
+from court import claims_audit, leaderboard, older_harness, selectors, services, trust
 from court.bundles import bundle, kernel_filename
 from court.forms import HackReportForm
 from court.models import Candidate, Problem
@@ -145,6 +145,7 @@ def leaderboard_arch(request, arch):
             "chart": board.chart,
             "choices": board.kept("choices", lambda: selectors.leaderboard_choices(board.rows)),
             "sorts": selectors.SORT_NAMES,
+            "older_harness": {"marks": older_harness.marks(arch), "current": HARNESS_VERSION},
         },
     )
 
