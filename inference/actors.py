@@ -5,6 +5,11 @@ the earlier candidates and their measured verdicts. Every event is published as 
 stored in the transcript's next batch; each status change stores the transcript up to it first.
 The loop stops at the round limit, when a kernel reaches the target speedup, when the requester
 cancels, or when the model fails.
+
+A round's candidates are decided once, recorded before the round waits for their verdicts: a loop
+that resumes the round (the one before it killed, or its database away) waits for those and asks
+the backend nothing, since a backend asked again writes different code (the builtin optimizer
+and any sampled model do).
 """
 
 import logging
@@ -13,7 +18,7 @@ import traceback
 
 import dramatiq
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 # The model client's modules load with the run loop, when the worker process starts, rather than
@@ -32,6 +37,7 @@ from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from inference.queues import INFERENCE_QUEUE
 from inference.runs import RUN_ACTOR, Superseded, claim, heartbeats
 from inference.transcript import Transcript
+from verification.models import GpuWorker
 from verification.queues import current_message_id
 
 logger = logging.getLogger(__name__)
@@ -57,6 +63,11 @@ class ModelFailed(Exception):
 # is kept for staff in `error_detail`.
 MODEL_UNAVAILABLE = "The model could not finish its answer (its server failed or was out of reach); try again in a few minutes."
 MODEL_REFUSED = "The model could not take this run's request; staff can see why. Try another backend meanwhile."
+# A candidate made while no verification worker runs, for any architecture.
+NO_WORKER = (
+    "No verification worker is running for any architecture, so nothing verifies this candidate now; it is "
+    "verified when one starts (staff: start `manage.py verification_worker`, as the README's services say)."
+)
 OUR_ERROR = "The run stopped on an error of ours, not of the problem's; staff can see what happened. Start it again."
 
 
@@ -120,6 +131,8 @@ def _await_verdicts(run, candidate: Candidate) -> list[Evaluation]:
         evaluations = list(candidate.evaluations.all())
         if evaluations and not any(e.is_pending for e in evaluations):
             return evaluations
+        if not evaluations and not GpuWorker.objects.live_architectures():
+            return evaluations  # nothing will verify it: the round says so (NO_WORKER)
         if heartbeats.superseded(run.pk):
             raise Superseded
         if time.monotonic() > deadline or _cancel_requested(run):
@@ -160,61 +173,94 @@ def _best_speedup(run: OptimizationRun) -> float | None:
     return max(speedups, default=None)
 
 
-def _save_candidate(run, transcript, round_number, code) -> Candidate | None:
-    try:
-        candidate, created = create_candidate(
-            problem=run.problem,
-            code=code,
-            origin=Candidate.Origin.MODEL,
-            run=run,
-            round=round_number,
-            submitted_by=run.requester,
-            origin_label=run.backend,
-        )
-    except SourceError as error:
-        transcript.append(RunEvent.Kind.NO_CANDIDATE, text=f"The candidate is not evaluated: {error}", round=round_number)
-        return None
-    if not created and (candidate.run_id, candidate.round) == (run.pk, round_number):
-        # A loop that died made it in this very round: this one resumed the round, and waits for
-        # the verdicts of the same candidate (announced once).
-        if run.events.filter(kind=RunEvent.Kind.CANDIDATE, data__candidate=candidate.pk).exists():
-            return candidate
-    elif not created:
+def _save_candidate(run, transcript, round_number, code) -> list[Candidate]:
+    """The round's candidate, made from `code` and announced; or, where the round has candidates
+    already (another loop decided them first), those. A round's candidates are decided once: the
+    run's row is locked while they are, and a loop whose run names another job by then stops."""
+    with transaction.atomic():
+        owner = OptimizationRun.objects.select_for_update().values_list("message_id", flat=True).get(pk=run.pk)
+        if owner != run.message_id:
+            raise Superseded
+        decided = list(run.candidates.filter(round=round_number).order_by("pk"))
+        if decided:
+            logger.warning("run %s: round %s has its candidates already; this answer is not used", run.pk, round_number)
+            return decided
+        try:
+            candidate, created = create_candidate(
+                problem=run.problem,
+                code=code,
+                origin=Candidate.Origin.MODEL,
+                run=run,
+                round=round_number,
+                submitted_by=run.requester,
+                origin_label=run.backend,
+            )
+        except SourceError as error:
+            transcript.append(RunEvent.Kind.NO_CANDIDATE, text=f"The candidate is not evaluated: {error}", round=round_number)
+            return []
+    if not created:
         transcript.append(
             RunEvent.Kind.NO_CANDIDATE,
             text=f"The model repeated the candidate of round {candidate.round}; it is not evaluated again.",
             round=round_number,
         )
-        return None
+        return []
+    _announce(transcript, candidate)
+    return [candidate]
+
+
+def _announce(transcript: Transcript, candidate: Candidate) -> None:
     transcript.append(
         RunEvent.Kind.CANDIDATE,
-        text=code,
+        text=candidate.code,
         data={"candidate": candidate.pk, "language": candidate.language, "url": candidate.get_absolute_url()},
-        round=round_number,
+        round=candidate.round,
     )
-    return candidate
+
+
+def _stored(run: OptimizationRun, kind: str, candidate: Candidate) -> bool:
+    return run.events.filter(kind=kind, data__candidate=candidate.pk).exists()
+
+
+def _decided(run, transcript, round_number) -> list[Candidate]:
+    """The candidates a loop that stopped (killed, its database away) made in this round: they are
+    the round's, whatever the backend would write if asked again. Each is announced where its
+    announcement was not stored."""
+    decided = list(run.candidates.filter(round=round_number).order_by("pk"))
+    for candidate in decided:
+        if not _stored(run, RunEvent.Kind.CANDIDATE, candidate):
+            _announce(transcript, candidate)
+    return decided
 
 
 def _round(run, transcript, round_number) -> None:
-    messages, template = render_prompt(run.problem.source, _history(run))
-    if not run.prompt_template:
-        run.prompt_template = template
-        run.save(update_fields=["prompt_template"])
-    transcript.append(RunEvent.Kind.PROMPT, text=messages[-1]["content"], data={"template": template}, round=round_number)
-    answer = _generate(run, transcript, round_number, messages)
-    extracted = extract_candidate(answer)
-    if extracted.code is None:
-        transcript.append(RunEvent.Kind.NO_CANDIDATE, text=extracted.message, round=round_number)
-    else:
-        candidate = _save_candidate(run, transcript, round_number, extracted.code)
-        if candidate is not None:
-            _set_status(run, transcript, OptimizationRun.Status.WAITING, round=round_number)
-            evaluations = _await_verdicts(run, candidate)
-            transcript.append(
-                RunEvent.Kind.VERDICTS,
-                data={"candidate": candidate.pk, "verdicts": [_prior(candidate, evaluations).as_dict()]},
-                round=round_number,
-            )
+    candidates = _decided(run, transcript, round_number)
+    if not candidates:
+        messages, template = render_prompt(run.problem.source, _history(run))
+        if not run.prompt_template:
+            run.prompt_template = template
+            run.save(update_fields=["prompt_template"])
+        transcript.append(RunEvent.Kind.PROMPT, text=messages[-1]["content"], data={"template": template}, round=round_number)
+        answer = _generate(run, transcript, round_number, messages)
+        extracted = extract_candidate(answer)
+        if extracted.code is None:
+            transcript.append(RunEvent.Kind.NO_CANDIDATE, text=extracted.message, round=round_number)
+        else:
+            candidates = _save_candidate(run, transcript, round_number, extracted.code)
+    for candidate in candidates:
+        if _stored(run, RunEvent.Kind.VERDICTS, candidate):
+            continue
+        _set_status(run, transcript, OptimizationRun.Status.WAITING, round=round_number)
+        evaluations = _await_verdicts(run, candidate)
+        if _cancel_requested(run):
+            raise Cancelled  # its verdicts are still coming: the candidate's page shows them
+        if not evaluations:
+            transcript.append(RunEvent.Kind.ERROR, text=NO_WORKER, round=round_number)
+        transcript.append(
+            RunEvent.Kind.VERDICTS,
+            data={"candidate": candidate.pk, "verdicts": [_prior(candidate, evaluations).as_dict()]},
+            round=round_number,
+        )
     run.rounds_completed = round_number
     run.save(update_fields=["rounds_completed"])
 

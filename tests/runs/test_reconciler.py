@@ -5,11 +5,13 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from court.models import OptimizationRun
-from inference import runs
+from court.models import OptimizationRun, RunEvent
+from inference import actors, runs
+from inference import transcript as transcript_module
 from inference.queues import INFERENCE_QUEUE
 from inference.services import start_run
-from tests.court.factories import make_problem
+from inference.transcript import Transcript
+from tests.court.factories import CANDIDATE_SOURCE, make_evaluation, make_problem
 from tests.verification.test_fanout import pending
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -112,20 +114,40 @@ def test_a_run_the_broker_refuses_is_still_started(broker, monkeypatch):
     assert pending(broker, INFERENCE_QUEUE) == 1
 
 
-def test_a_resumed_round_waits_for_the_candidate_its_dead_loop_made(broker):
-    from court.models import RunEvent
-    from inference import transcript as transcript_module
-    from inference.actors import _save_candidate
-    from inference.transcript import Transcript
-    from tests.court.factories import CANDIDATE_SOURCE
-
+def test_a_resumed_round_waits_for_the_candidate_its_dead_loop_made(broker, monkeypatch):
+    """Its candidate is the round's, whatever the backend would write if asked again (the builtin
+    optimizer and any sampled model write different code each time): it is not asked."""
     run = started(broker)
-    dead_loop, resumed = Transcript(run), Transcript(run)
-    made = _save_candidate(run, dead_loop, 1, CANDIDATE_SOURCE.format(scale=2))
+    dead_loop = Transcript(run)
+    [made] = actors._save_candidate(run, dead_loop, 1, CANDIDATE_SOURCE.format(scale=2))
+    make_evaluation(made)
     transcript_module.writer.flush()
+    monkeypatch.setattr(actors, "_generate", lambda *args: pytest.fail("the backend was asked again"))
 
-    assert _save_candidate(run, resumed, 1, CANDIDATE_SOURCE.format(scale=2)) == made  # the same round, again
-    assert _save_candidate(run, resumed, 2, CANDIDATE_SOURCE.format(scale=2)) is None  # a later round repeating it
+    actors._round(run, Transcript(run), 1)
+
     transcript_module.writer.flush()
+    assert list(run.candidates.all()) == [made]
     kinds = list(run.events.order_by("seq").values_list("kind", flat=True))
-    assert kinds == [RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE]
+    assert kinds == [RunEvent.Kind.CANDIDATE, RunEvent.Kind.STATUS, RunEvent.Kind.VERDICTS]
+    assert run.events.get(kind=RunEvent.Kind.VERDICTS).data["candidate"] == made.pk
+
+
+def test_a_round_someone_else_decided_keeps_its_candidate(broker):
+    """Two loops answering one round (the first one's database came back after the second began):
+    the first candidate recorded is the round's, the second answer is not used."""
+    run = started(broker)
+    [first] = actors._save_candidate(run, Transcript(run), 1, CANDIDATE_SOURCE.format(scale=2))
+
+    assert actors._save_candidate(run, Transcript(run), 1, CANDIDATE_SOURCE.format(scale=3)) == [first]
+    assert actors._save_candidate(run, Transcript(run), 2, CANDIDATE_SOURCE.format(scale=2)) == []  # a later round repeating it
+    assert list(run.candidates.all()) == [first]
+
+
+def test_a_loop_whose_run_names_another_job_makes_no_candidate(broker):
+    run = started(broker)
+    runs.send(OptimizationRun.objects.get(pk=run.pk))  # the reconciler's new job
+
+    with pytest.raises(runs.Superseded):
+        actors._save_candidate(run, Transcript(run), 1, CANDIDATE_SOURCE.format(scale=2))
+    assert not run.candidates.exists()
