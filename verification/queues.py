@@ -2,6 +2,7 @@
 whether the broker still holds a message."""
 
 import logging
+import time
 from collections.abc import Callable
 
 import dramatiq
@@ -11,6 +12,8 @@ from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.common import dq_name
 from dramatiq.middleware import CurrentMessage
+
+from verification import liveness
 
 logger = logging.getLogger(__name__)
 
@@ -72,8 +75,10 @@ def current_message_id() -> str | None:
 
 class HeldMessages:
     """Which job messages the broker still has, per queue: waiting, delayed for a retry, or taken
-    by a worker that has not acknowledged them yet. The reconciler and the staff tools send a new
-    message for a pending row whose message the broker lost (a Redis restart, a failed send).
+    by a live worker that has not acknowledged them yet. The reconciler and the staff tools send a
+    new message for a pending row whose message the broker lost (a Redis restart, a failed send)
+    or a worker took and then went silent (killed, hung): its jobs are released by its silence,
+    within `liveness.silence()`, not by the broker's own clean-up.
 
     One instance reads each queue once (a pass of the reconciler); a new one reads afresh.
 
@@ -98,7 +103,30 @@ def _stored_messages(queue: str) -> list[bytes]:
         # dramatiq's Redis layout: a message's body stays in the hash "<namespace>:<queue>.msgs"
         # (".DQ" for retries waiting out their delay) from its send until its acknowledgement,
         # keyed by an id of the send, not of the message: hence reading the bodies.
-        return [data for name in names for data in broker.client.hvals(f"{broker.namespace}:{name}.msgs")]
+        taken = _taken_by_silent_consumers(broker, names)
+        return [
+            data
+            for name in names
+            for key, data in broker.client.hgetall(f"{broker.namespace}:{name}.msgs").items()
+            if key not in taken
+        ]
     if isinstance(broker, StubBroker):
         return [data for name in names if name in broker.queues for data in list(broker.queues[name].queue)]
     raise TypeError(f"cannot tell which messages a {type(broker).__name__} holds")
+
+
+def _taken_by_silent_consumers(broker: RedisBroker, names: tuple[str, ...]) -> set[bytes]:
+    """The messages taken (running, or prefetched behind the running one) by worker processes
+    silent for `liveness.silence()`: dead, as our own heartbeats count it. The broker gives them
+    back only once its own timeout has passed and a maintenance pass happens to run (minutes, at
+    random); until then they count as lost, and the reconciler sends new ones. A consumer process
+    tells the broker it is alive on each fetch, about once a second while any of its queues is idle
+    (the delay queues always are), so a live one is never this silent."""
+    silent_since = time.time() - liveness.silence().total_seconds()
+    silent = broker.client.zrangebyscore(f"{broker.namespace}:__heartbeats__", 0, int(silent_since * 1000))
+    taken: set[bytes] = set()
+    for consumer in silent:
+        consumer = consumer.decode() if isinstance(consumer, bytes) else consumer
+        for name in names:
+            taken |= broker.client.smembers(f"{broker.namespace}:__acks__.{consumer}.{name}")
+    return taken

@@ -5,6 +5,8 @@ broker restarted without the message, the worker that held it died and nothing r
 pending row past its grace period is looked at here: queued with a message the broker does not
 hold, it is sent again; running on a worker whose heartbeat stopped, with no message left in the
 broker to redeliver it, it is sent again, or failed once it has been started MAX_ATTEMPTS times.
+A message a silent worker took (running, or prefetched behind the running one) counts as not held
+(verification.queues.HeldMessages): the broker's clean-up would give it back only minutes later.
 Each action is logged with its reason, and the reason a person reads is on the row.
 """
 

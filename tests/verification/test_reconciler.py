@@ -1,5 +1,6 @@
 """The reconciler's evaluations: a pending row nothing will run is sent again, or failed with a reason."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -11,7 +12,7 @@ from court.models import Evaluation, HackReport, ProofCheck
 from tests.court.factories import make_candidate
 from tests.verification.conftest import register
 from tests.verification.test_fanout import pending
-from verification import evaluations, proofs
+from verification import evaluations, liveness, proofs
 from verification.models import GpuWorker
 from verification.reconciler import reconcile_evaluations, reconcile_proof_checks
 
@@ -183,3 +184,41 @@ def test_a_proof_check_whose_workers_keep_dying_fails_with_a_reason(broker):
     failed = ProofCheck.objects.get(pk=check.pk)
     assert failed.status == "failed" and "stopped 5 times" in failed.reason
     assert pending(broker, "gpu.cpu") == 0
+
+
+def taken_by_a_worker(broker, queue: str):
+    """The queue's messages fetched by a consumer, as a worker's prefetch takes its job and the
+    next one; the consumer's process tells the broker it is alive on each fetch."""
+    from dramatiq.brokers.redis import RedisBroker
+
+    if not isinstance(broker, RedisBroker):
+        pytest.skip("what a worker took is read from Redis's layout (the in-process broker hides it)")
+    consumer = broker.consume(queue, prefetch=2, timeout=100)
+    taken = [next(consumer) for _ in range(2)]
+    assert all(taken), taken
+    return consumer
+
+
+def silent_since(broker, seconds: float) -> None:
+    """The consumer's process last told the broker it was alive `seconds` ago."""
+    last_beat_ms = int((time.time() - seconds) * 1000)
+    broker.client.zadd(f"{broker.namespace}:__heartbeats__", {broker.broker_id: last_beat_ms})
+
+
+def test_jobs_a_silent_worker_took_are_sent_again_without_waiting_for_the_broker(broker):
+    register("h100-dead", age_seconds=600)
+    running = queued_on_h100()
+    prefetched = make_candidate(scale=3).evaluations.get(arch="h100")
+    running = running_on(running, "test-host:h100-dead:0")
+    taken_by_a_worker(broker, "gpu.h100")
+    silent_since(broker, 5)
+    assert reconcile_evaluations(now=later()) == {}  # silent, not yet for long
+
+    silent_since(broker, liveness.silence().total_seconds() + 1)
+    done = reconcile_evaluations(now=later())
+
+    assert done == {
+        running.pk: "sent again: its worker test-host:h100-dead:0 stopped and its job was lost",
+        prefetched.pk: "sent again: the broker no longer held its job",
+    }
+    assert Evaluation.objects.get(pk=running.pk).attempts == 1  # its start is counted
