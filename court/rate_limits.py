@@ -9,6 +9,9 @@ does not help.
 
 Counts live in the cache, Redis in services mode. When it cannot be reached, reads go on
 unlimited and writes are refused with 503: an unmetered write is what the limits exist to stop.
+The scoped rates (runs, submissions, ...) hold under concurrency: each accepted request takes one
+of the rate's slots with an atomic add (`Slots`); DRF's own count reads, appends and writes back,
+so requests arriving together all read the same count and all pass.
 """
 
 import functools
@@ -88,7 +91,45 @@ def account_named(request) -> str | None:
 COUNTED_BY = {"login": address, "login_account": account_named, "accounts": address}
 
 
-class Throttle(FailOpenForReads, SimpleRateThrottle):
+class Slots:
+    """A rate of `count` per `duration` seconds as `count` slots in the cache: a request is accepted
+    when it takes a free one (cache.add, atomic in Redis and in the local cache), which it holds
+    for `duration` seconds. So no two requests take one slot, however many arrive at once."""
+
+    def __init__(self, cache, key: str, *, count: int, duration: float):
+        self.cache, self.duration = cache, duration
+        self.keys = [f"{key}:slot:{n}" for n in range(count)]
+
+    def take(self, now: float) -> bool:
+        held = self.cache.get_many(self.keys)
+        return any(self.cache.add(key, now, timeout=self.duration) for key in self.keys if key not in held)
+
+    def wait(self, now: float) -> float:
+        """Seconds until a slot is free."""
+        held = self.cache.get_many(self.keys).values()
+        if len(held) < len(self.keys):
+            return 0.0
+        return max(0.0, self.duration - (now - min(held)))
+
+
+class SlotRateThrottle(SimpleRateThrottle):
+    """DRF's throttle, counting in `Slots`."""
+
+    def allow_request(self, request, view):
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        self.now = self.timer()
+        self.slots = Slots(self.cache, self.key, count=self.num_requests, duration=self.duration)
+        return self.slots.take(self.now)
+
+    def wait(self):
+        return self.slots.wait(self.timer())
+
+
+class Throttle(FailOpenForReads, SlotRateThrottle):
     """One scope's counter for one caller (COUNTED_BY)."""
 
     def __init__(self, scope: str):

@@ -117,3 +117,31 @@ def test_pages_are_read_without_counting(client, rate):
     rate("runs", "1/hour")
     assert [client.get("/").status_code for _ in range(3)] == [200, 200, 200]
     assert start_run(client).status_code == 302
+
+
+def test_runs_started_at_once_do_not_pass_the_limit_together(rate, django_user_model):
+    """Thirty requests arriving together each read the count before any writes it: the limit holds."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from rest_framework.test import APIRequestFactory
+
+    from court.rate_limits import Throttle
+
+    rate("runs", "20/hour")
+    request = APIRequestFactory().post("/api/runs/")
+    request.user = django_user_model.objects.create_user("ada")
+    arrived = Barrier(30)
+
+    def start(_) -> bool:
+        throttle = Throttle("runs")
+        arrived.wait()
+        return throttle.allow_request(request, None)
+
+    with ThreadPoolExecutor(30) as pool:
+        accepted = sum(pool.map(start, range(30)))
+
+    assert accepted == 20
+    late = Throttle("runs")
+    assert not late.allow_request(request, None)
+    assert 3500 < late.wait() <= 3600
