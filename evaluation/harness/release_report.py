@@ -8,6 +8,7 @@ publisher's claims for the same entries, and where a verdict's time went, from t
 verdict carries. Standard library only.
 """
 
+import gzip
 import json
 import math
 import statistics
@@ -18,6 +19,8 @@ from evaluation.harness import release
 from evaluation.harness.static_analysis import optimization_kind
 from evaluation.harness.verdict import BASELINES
 
+REPO = Path(__file__).resolve().parents[2]
+
 # CUDA-L1's score names for our baselines (its release's `score_*` fields).
 CLAIMED_AS = {
     "eager": "score_default",
@@ -27,18 +30,33 @@ CLAIMED_AS = {
 }
 
 
-def load(path: str | Path) -> tuple[str, list[dict], list[dict], list[dict]]:
-    """(title, entries, builds ahead, verifications) of a release file or a state folder."""
+def load(path: str | Path) -> tuple[str, list[dict], list[dict], list[dict], list[dict]]:
+    """(title, entries, builds ahead, verifications, sources) of a release file or a state folder."""
     path = Path(path)
     if path.is_dir():
         settings, records = release.read_state(path)
         title = f"{path.name} (state folder): {settings['arch']}, harness {settings['harness']['version']}"
         extra = [_lines(path / name) for name in ("builds.jsonl", "runs.jsonl")]
-        return title, list(records.values()), *extra
+        return title, list(records.values()), *extra, settings["sources"]
     packed = release.read(path)
     where = packed.header["env"].get("gpu") or packed.header["device"]
     title = f"{packed.name}: {packed.arch} ({where}), harness {packed.harness_version}"
-    return title, [{key: getattr(e, key) for key in release.ENTRY_KEYS} for e in packed.entries], [], []
+    entries = [{key: getattr(e, key) for key in release.ENTRY_KEYS} for e in packed.entries]
+    return title, entries, [], [], packed.header["sources"]
+
+
+def problem_sources(sources: list[dict]) -> dict[str, str]:
+    """The problems' sources by sha256, from the CUDA-L1 files the candidates came from where this
+    checkout has them (a release names its problems by hash only): what tells a candidate that is
+    the problem's own code from a rewrite."""
+    found = {}
+    for source in sources:
+        path = REPO / source["path"]
+        if source.get("origin") == "cuda-l1" and path.is_file() and release.sha256_file(path) == source["sha256"]:
+            with gzip.open(path, "rt") as handle:
+                for row in map(json.loads, handle):
+                    found[release.sha256_text(row["ref_code"])] = row["ref_code"]
+    return found
 
 
 def _lines(path: Path) -> list[dict]:
@@ -135,14 +153,17 @@ def where_time_went(entries: list[dict], builds: list[dict], runs: list[dict]) -
 
 
 def report(path: str | Path) -> str:
-    title, entries, builds, runs = load(path)
+    title, entries, builds, runs, sources = load(path)
+    problems = problem_sources(sources)
     statuses = Counter(entry["verdict"]["status"] for entry in entries)
     deciding = Counter(_failed_check(entry["verdict"]) or "-" for entry in entries if entry["verdict"]["status"] != "verified")
     kinds = Counter()
     verified_kinds = Counter()
     for entry in entries:
-        # A release names its problem by hash only: "unchanged" and "flags" count as rewrites here.
-        kind = optimization_kind(entry["source"])
+        # Without its problem's source (not a CUDA-L1 file here), "unchanged" and "flags" count as rewrites.
+        static = entry["verdict"].get("static") or {}
+        facts = static if "defines_model_new" in static else None
+        kind = optimization_kind(entry["source"], problems.get(entry["problem_sha256"]), facts=facts)
         kinds[kind] += 1
         verified_kinds[kind] += entry["verdict"]["status"] == "verified"
     lines = [

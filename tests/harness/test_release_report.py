@@ -1,0 +1,36 @@
+"""What `release report` reads from a release or a batch's state folder, beyond what the measured
+release's own test covers (tests/harness/test_release.py): records made by hand, no verification."""
+
+import gzip
+import json
+
+from evaluation.harness import release, release_report
+from tests.harness.conftest import REPO
+
+
+def test_the_report_tells_the_problem_s_own_code_from_a_rewrite_by_the_cuda_l1_file_it_came_from(tmp_path):
+    # CUDA-L1's L3 T29 is the problem's own code; a release names problems by hash, the file gives them back.
+    published = REPO / "data" / "cuda-l1" / "h100.jsonl.gz"
+    with gzip.open(published, "rt") as handle:
+        row = next(r for r in map(json.loads, handle) if (r["level_id"], r["task_id"]) == (3, 29))
+    settings = {
+        "arch": "h100",
+        "harness": {"version": "12"},
+        "sources": [{"origin": "cuda-l1", "path": "data/cuda-l1/h100.jsonl.gz", "sha256": release.sha256_file(published)}],
+    }
+    (tmp_path / release.STATE_BATCH).write_text(json.dumps(settings))
+    entry = {
+        "key": "cuda-l1:L3T29",
+        "level": 3,
+        "task": 29,
+        "problem_sha256": release.sha256_text(row["ref_code"]),
+        "source": row["custom_code"],
+        "claims": None,
+        "verdict": {"status": "verified", "checks": [], "timing": {"speedups": {"eager": 1.0}}},
+    }
+    (tmp_path / release.STATE_RECORDS).write_text(json.dumps(entry) + "\n")
+
+    shown = release_report.report(tmp_path)
+
+    assert "kinds (verified of all): unchanged 1/1" in shown
+    assert "level 3: eager 1.00/- (n=1)" in shown
