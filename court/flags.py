@@ -16,6 +16,11 @@ FLAGS = {
         "The reference timed as a candidate would be read faster or slower than itself beyond doubt: this host did "
         "not time the two kinds of process alike during this verification, so none of its speedups counts as a win."
     ),
+    "clock_unbounded": (
+        "The host was too busy during this verification for the harness's own clock to vouch for the times the "
+        "candidate's calls reported (its noise was larger than what a shortened time could hide in): the kernel is "
+        "verified correct, but none of its speedups counts as a win. A quieter host measures it properly."
+    ),
     "hidden_work": (
         "Some work was still running on the device after the call returned (another stream or thread), beyond what "
         "the eager reference leaves: a little of the kernel's time may be missing from its number."

@@ -7,7 +7,7 @@ Checks (checks.py) decide the status first; the flags are computed for every ver
 
 import math
 
-from evaluation.harness import measurement, speed_of_light, tolerance
+from evaluation.harness import checks, measurement, speed_of_light, tolerance
 from evaluation.harness.checks import hidden_work, lowers_precision, state_changes
 from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, STEADY, TIMED, TRIAL, WARMUP, Evidence
 from evaluation.harness.verdict import BEATS
@@ -219,6 +219,17 @@ def shape_specialized(evidence: Evidence) -> str | None:
     return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
 
 
+def clock_unbounded(evidence: Evidence) -> str | None:
+    bound = checks.clock_bound(evidence)
+    if bound is None or bound["noise"] <= bound["allowed"]:
+        return None
+    return (
+        f"the host's noise ({bound['noise']:.1f} ms per call across the A/A control's bursts) is beyond what the "
+        f"harness's own clock can bound the candidate's {bound['typical']:.3f} ms calls by from below "
+        f"({bound['allowed']:.1f} ms): its times cannot be vouched for, so no speedup of this verdict is a win"
+    )
+
+
 FLAGS = [
     ("hidden_work", hidden_work),
     ("degenerate_problem", degenerate_problem),
@@ -233,6 +244,7 @@ FLAGS = [
     ("shape_specialized", shape_specialized),
     ("host_bound", host_bound),
     ("control_off", control_off),
+    ("clock_unbounded", clock_unbounded),
 ]
 
 

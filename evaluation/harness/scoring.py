@@ -240,7 +240,8 @@ def _timing(evidence: Evidence, plan) -> dict | None:
         beats = dict.fromkeys(speedups, False)
     control = flags.aa_control(evidence, plan.bootstrap_resamples)
     device_off = flags.device_control_off(evidence, control)
-    if (control and control["off"]) or device_off:
+    # The same where the parent's clock could not bound the candidate's times from below (flags.clock_unbounded).
+    if (control and control["off"]) or device_off or flags.clock_unbounded(evidence):
         # The host times the candidate's kind of process unlike the baselines': no difference is stated,
         # either way (each interval reaches 1.0, which every page reads as no measurable difference).
         beats = dict.fromkeys(beats, False)

@@ -75,22 +75,38 @@ def test_times_under_reported_against_the_parents_clock_are_rejected():
     assert verdict["reason"].startswith("clock_consistent:") and "under-reported" in verdict["reason"]
 
 
-def test_a_loaded_host_s_noise_in_the_controls_bursts_is_no_under_reporting():
-    # A host busy with other work: the control's bursts waited 1-7 ms per call beyond their calls, the
-    # candidate's at least 4.5: no more than the host's own spread, measured while the candidate was frozen.
+def _loaded(candidate_extra, control_extra) -> dict:
+    """Bursts whose parent-side waits carry extra ms per call (a host busy with other work)."""
     evidence = _evidence()
     evidence.steady = {"rounds": 6, "stopped_by": "interval"}
     _rounds(evidence, CANDIDATE, 0.25)
     _rounds(evidence, "eager", 0.5)
     _rounds(evidence, CONTROL, 0.5)
     for burst in evidence.bursts:
-        extra = {CANDIDATE: 4.5 + burst["round"] % 2, CONTROL: [1.0, 7.0, 3.0][burst["round"] % 3]}.get(burst["who"], 1.0)
+        extra = {CANDIDATE: candidate_extra, CONTROL: control_extra}.get(burst["who"], lambda r: 1.0)(burst["round"])
         burst["wall_ms"] = burst["sum_ms"] + 4 * extra
+    return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
 
-    verdict = scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
+
+def test_a_host_too_noisy_to_bound_the_candidates_times_rejects_nothing_and_states_no_win():
+    # The control's bursts waited 1-7 ms per call beyond their calls (the host's noise, measured while the
+    # candidate was frozen), the candidate's at least 4.5: an under-report or the host, the clock cannot tell.
+    verdict = _loaded(lambda r: 4.5 + r % 2, lambda r: [1.0, 7.0, 3.0][r % 3])
 
     clock = next(c for c in verdict["checks"] if c["name"] == "clock_consistent")
-    assert clock["passed"], clock["detail"]
+    assert verdict["status"] != "rejected" and clock["passed"], clock["detail"]
+    assert "clock_unbounded" in verdict["flags"]
+    assert verdict["timing"]["beats"] == {"eager": False}
+    low, high = verdict["timing"]["speedup_intervals"]["eager"]
+    assert low <= 1.0 <= high
+
+
+def test_an_under_report_on_a_quiet_host_is_rejected_however_small_the_call():
+    # 0.25 ms reported per call, 3 ms more waited than for the control, whose bursts agree within 0.5 ms.
+    verdict = _loaded(lambda r: 4.0 + 0.1 * (r % 2), lambda r: 1.0 + 0.25 * (r % 3))
+
+    assert verdict["status"] == "rejected" and verdict["reason"].startswith("clock_consistent:")
+    assert "clock_unbounded" not in verdict["flags"]
 
 
 def test_an_honest_candidates_overhead_is_within_the_control_s():
