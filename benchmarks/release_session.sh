@@ -16,8 +16,9 @@
 # BUDGET_S (default 1500): no verification starts after this many seconds, so the batch stops
 # cleanly inside a lease (one still running then ends within its wall limit); BUILD_CPUS (default:
 # the cores less 2 per GPU) builds ahead at a time; PARALLEL (default 2) verifications at a time
-# per GPU; GPUS (default all) the GPUs to use. A lent machine goes back about 30 s after a call
-# returns, and the batch with it: follow `start` at once with back-to-back `follow` calls.
+# per GPU; GPUS (default all) the GPUs to use; ONLY (L1T1,L2T3 or @FILE) some entries; DEVICE=cpu
+# (with ARCH cpu) the same on the CPU, to try the script anywhere. A lent machine goes back about 30 s
+# after a call returns, and the batch with it: follow `start` at once with back-to-back `follow` calls.
 set -u
 command=$1
 state=$(realpath -m "$2")
@@ -33,7 +34,8 @@ start)
   build_cpus=${BUILD_CPUS:-$(($(nproc) - 2 * (gpus > 0 ? gpus : 1)))}
   [ "$build_cpus" -lt 1 ] && build_cpus=1
   batch="python3 benchmarks/release_batch.py run --state '$state' --arch '$arch' --budget-s ${BUDGET_S:-1500}"
-  batch="$batch --parallel ${PARALLEL:-2} --build-cpus $build_cpus --gpus ${GPUS:-all}"
+  batch="$batch --parallel ${PARALLEL:-2} --build-cpus $build_cpus --gpus ${GPUS:-all} --device ${DEVICE:-cuda}"
+  [ -n "${ONLY:-}" ] && batch="$batch --only '$ONLY'"
   if [ "$source" = builtin ]; then
     # The builtin optimizer's best candidate for every problem, written once into STATE (it travels with it).
     write="[ -f '$state/candidates/manifest.json' ] || python3 benchmarks/builtin_optimizer_gpu.py \
