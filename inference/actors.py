@@ -50,6 +50,11 @@ class Cancelled(Exception):
     pass
 
 
+class ProblemCannotRun(Exception):
+    """The problem itself cannot run (it hung in the analysis, or a verdict found its reference or
+    baselines failing): no later round can do better, so the run ends with this public reason."""
+
+
 class ModelFailed(Exception):
     """The backend could not finish its answer. Its message is for staff (it names the model
     server and its settings); the run says only what the requester can do."""
@@ -116,6 +121,8 @@ def _generate(run, transcript, round_number, messages) -> str:
                 elif isinstance(event, Error):
                     if cancelled():
                         raise Cancelled
+                    if event.problem:
+                        raise ProblemCannotRun(event.message)
                     raise ModelFailed(event.message, retryable=event.retryable)
                 if cancelled():
                     raise Cancelled
@@ -138,6 +145,16 @@ def _await_verdicts(run, candidate: Candidate) -> list[Evaluation]:
         if time.monotonic() > deadline or _cancel_requested(run):
             return evaluations
         time.sleep(POLL_SECONDS)
+
+
+def _problem_failure(evaluations: list[Evaluation]) -> str | None:
+    """The reason of a verdict that found the problem itself failing (the harness's check
+    `problem_runs`), if any."""
+    for evaluation in evaluations:
+        checks = (evaluation.verdict or {}).get("checks") or []
+        if any(check.get("name") == "problem_runs" and not check.get("passed") for check in checks):
+            return evaluation.reason
+    return None
 
 
 def _prior(candidate: Candidate, evaluations: list[Evaluation]) -> PriorCandidate:
@@ -247,6 +264,7 @@ def _round(run, transcript, round_number) -> None:
             transcript.append(RunEvent.Kind.NO_CANDIDATE, text=extracted.message, round=round_number)
         else:
             candidates = _save_candidate(run, transcript, round_number, extracted.code)
+    failure = None
     for candidate in candidates:
         if _stored(run, RunEvent.Kind.VERDICTS, candidate):
             continue
@@ -261,8 +279,11 @@ def _round(run, transcript, round_number) -> None:
             data={"candidate": candidate.pk, "verdicts": [_prior(candidate, evaluations).as_dict()]},
             round=round_number,
         )
+        failure = failure or _problem_failure(evaluations)
     run.rounds_completed = round_number
     run.save(update_fields=["rounds_completed"])
+    if failure:
+        raise ProblemCannotRun(f"The run stopped after round {round_number}: {failure}.")
 
 
 @dramatiq.actor(actor_name=RUN_ACTOR, queue_name=INFERENCE_QUEUE, max_retries=0, time_limit=settings.INFERENCE_RUN_TIME_LIMIT_MS)
@@ -291,6 +312,9 @@ def _loop(run: OptimizationRun) -> None:
         _set_status(run, transcript, OptimizationRun.Status.DONE, round=run.rounds_completed)
     except Cancelled:
         _set_status(run, transcript, OptimizationRun.Status.CANCELLED, round=run.rounds_completed)
+    except ProblemCannotRun as exc:
+        transcript.append(RunEvent.Kind.ERROR, text=str(exc), round=run.rounds_completed)
+        _set_status(run, transcript, OptimizationRun.Status.FAILED, error=str(exc), round=run.rounds_completed)
     except Superseded:
         logger.warning("run %s: another loop took it over; this one stops", run.pk)
     except DatabaseError:

@@ -10,8 +10,12 @@ class RunError(ValueError):
     """A run request that cannot be accepted; the message says what to change."""
 
 
-def can_control(run: OptimizationRun, *, user=None, session_key: str = "") -> bool:
-    """The requester (by account, or by browser session when anonymous) and staff control a run."""
+def can_control(run: OptimizationRun, *, user=None, session_key: str = "", holds_link: bool = False) -> bool:
+    """The requester (by account, or by browser session when anonymous), whoever holds the run's link
+    (its key is the requester's secret: opened in another browser, it is still theirs) and staff
+    control a run."""
+    if holds_link:
+        return True
     if user is not None and user.is_authenticated:
         return user.is_staff or run.requester_id == user.pk
     return bool(session_key) and run.requester_id is None and run.session_key == session_key

@@ -93,6 +93,15 @@ def _visible_run(request, pk) -> OptimizationRun:
         raise Http404("No such run.") from None
 
 
+def _controls(request, run: OptimizationRun) -> bool:
+    return services.can_control(
+        run,
+        user=request.user,
+        session_key=request.session.session_key or "",
+        holds_link=run.pk in held_runs(request.session),
+    )
+
+
 def run_detail(request, pk):
     run = _visible_run(request, pk)
     evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in run.candidates.all()}
@@ -109,8 +118,7 @@ def run_detail(request, pk):
             "blocks": blocks,
             # Kernels found before this run; its own are in its transcript.
             "known_kernels": selectors.verified_kernels_of(run.problem).exclude(candidate__run=run),
-            "can_cancel": not run.is_finished
-            and services.can_control(run, user=request.user, session_key=request.session.session_key or ""),
+            "can_cancel": not run.is_finished and _controls(request, run),
             "sandbox_warning": unconfined_warning(request.user),
             "unconfined_verdicts": unconfined_verdicts(e for found in evaluations.values() for e in found),
         },
@@ -128,7 +136,7 @@ def run_cancel(request, pk):
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     run = get_object_or_404(OptimizationRun, pk=pk)
-    if not services.can_control(run, user=request.user, session_key=request.session.session_key or ""):
+    if not _controls(request, run):
         messages.error(request, "Only whoever started this run (or staff) can cancel it.")
     else:
         services.cancel_run(run=run)

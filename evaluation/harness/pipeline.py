@@ -249,7 +249,7 @@ class Verification:
         except ProcessFault as fault:
             detail = fault.detail
             if fault.kind == "timeout":
-                named = limit_name or f"the limit of {self.limits.call_time_s:.0f} s on one request"
+                named = limit_name or f"the limit of {limit:.0f} s on one request"
                 detail = (
                     f"{named} ran out and it was killed"
                     if self._timeout(limit) >= limit - 0.5
@@ -578,12 +578,12 @@ class Verification:
         described = self.send(BASELINE, "describe", {"device": self.device, "flush_bytes": self.plan.flush_bytes})
         candidate = self.send(CANDIDATE, "describe", {"device": self.device})
         control = self.send(CONTROL, "describe", {"device": self.device}) if self.control else None
-        start = self.limits.start_time_s
-        self.described = self.receive(described, start)
+        start = self.limits.start_time_s, f"the start-up limit ({self.limits.start_time_s:.0f} s)"
+        self.described = self.receive(described, *start)
         self.evidence.env = self.described["env"]
-        self.receive(candidate, start)
+        self.receive(candidate, *start)
         if control:
-            self.receive(control, start)
+            self.receive(control, *start)
         self.env_key = baseline_cache.environment_key(self.evidence.env, self.plan.flush_bytes)
         self.evidence.rates = baseline_cache.load_rates(self.cache_dir, self.env_key)
         self.evidence.device_controls = baseline_cache.load_controls(self.cache_dir, self.env_key)
@@ -603,9 +603,9 @@ class Verification:
             if self.proof_source
             else None
         )
-        self.receive(reference, start)
+        self.receive(reference, *start)
         if proof:
-            self.receive(proof, start)
+            self.receive(proof, *start)
 
     def measure_rates(self) -> None:
         """The device's ceilings, measured twice in the baseline process (no user code is loaded in any
@@ -657,9 +657,10 @@ class Verification:
                 "gpu_memory_fraction": self.limits.baseline_gpu_memory_fraction,
             },
         )
+        start = self.limits.start_time_s, f"the start-up limit ({self.limits.start_time_s:.0f} s)"
         if inspecting:
-            self.evidence.problem = self.receive(inspecting, self.limits.start_time_s)
-        self.evidence.prepared = self.receive(preparing, self.limits.start_time_s)
+            self.evidence.problem = self.receive(inspecting, *start)
+        self.evidence.prepared = self.receive(preparing, *start)
         self.evidence.prepared["timer_method"] = self.described.get("timer_method")
         # Where the baselines' share of the verdict's time went: each one built here, or kept from an earlier run.
         self.evidence.cost["baselines_built_s"] = self.evidence.prepared.get("build_s") or {}
@@ -1345,14 +1346,14 @@ class Verification:
         `Limits.build_cache_bytes` each (a fuller one is removed; the next run builds again)."""
         for folder in getattr(self, "caches", ()):
             total = 0
-            for directory, _, names in os.walk(folder):
-                for name in names:
+            for directory, folders, names in os.walk(folder):
+                for name in folders + names:
                     path = os.path.join(directory, name)
                     try:
                         info = os.lstat(path)
                         if info.st_mode & 0o6000 and not os.path.islink(path):
                             os.chmod(path, info.st_mode & 0o1777)
-                        total += info.st_size
+                        total += build_caches.footprint(info)
                     except OSError:
                         continue
             if total > self.limits.build_cache_bytes:

@@ -42,6 +42,9 @@ class Error:
 
     message: str
     retryable: bool = False
+    # The problem itself cannot run (it hung, say): the message is the public reason, and the run
+    # ends rather than asking again.
+    problem: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -41,6 +41,11 @@ class BuiltinBackend:
         if cancel():
             yield Error(CANCELLED_MESSAGE)
             return
+        if profile.timed_out:
+            yield Error(
+                f"The problem cannot run on its own: {profile.error}, so no candidate can be checked against it.", problem=True
+            )
+            return
         chosen = plan(profile, content.history)
         for line in narrative.analysis_lines(profile, chosen) + narrative.ranking_lines(chosen):
             yield ReasoningDelta(line)

@@ -63,7 +63,11 @@ def analyse_problem(
             if cancel():
                 return ProblemProfile.failed("the analysis was cancelled")
             if time.monotonic() > deadline:
-                return ProblemProfile.failed(f"the analysis took longer than {timeout_s:g} s and was stopped")
+                return ProblemProfile(
+                    ok=False,
+                    error=f"the problem did not finish running within the analysis's limit of {timeout_s:g} s",
+                    timed_out=True,
+                )
             try:
                 stdout, stderr = process.communicate(timeout=POLL_S)
             except subprocess.TimeoutExpired:

@@ -65,6 +65,9 @@ class Epilogue:
 class ProblemProfile:
     ok: bool
     error: str = ""
+    # The problem's own run did not finish within the analysis's limit: no candidate can be checked
+    # against it, and the run ends (inference.actors).
+    timed_out: bool = False
     inputs: list[TensorSpec] = field(default_factory=list)
     outputs: list[TensorSpec] = field(default_factory=list)
     non_tensor_inputs: int = 0
