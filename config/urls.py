@@ -59,3 +59,6 @@ urlpatterns = [
     path("", include("inference.urls")),
     path("", include("court.urls")),
 ]
+
+# The database away answers a styled 503 that says to retry; other errors Django's 500.
+handler500 = "court.outage.server_error_or_outage"
