@@ -1346,14 +1346,14 @@ class Verification:
         `Limits.build_cache_bytes` each (a fuller one is removed; the next run builds again)."""
         for folder in getattr(self, "caches", ()):
             total = 0
-            for directory, _, names in os.walk(folder):
-                for name in names:
+            for directory, folders, names in os.walk(folder):
+                for name in folders + names:
                     path = os.path.join(directory, name)
                     try:
                         info = os.lstat(path)
                         if info.st_mode & 0o6000 and not os.path.islink(path):
                             os.chmod(path, info.st_mode & 0o1777)
-                        total += info.st_size
+                        total += build_caches.footprint(info)
                     except OSError:
                         continue
             if total > self.limits.build_cache_bytes:

@@ -19,11 +19,11 @@ def _cache(root, kind, name, size, used):
 
 def test_the_least_recently_used_go_first_until_the_rest_fit(tmp_path):
     now = time.time()
-    oldest = _cache(tmp_path, "candidates", "a", 400, now - 300)
-    older = _cache(tmp_path, "baselines", "b", 400, now - 200)
-    newest = _cache(tmp_path, "candidates", "c", 400, now - 100)
+    oldest = _cache(tmp_path, "candidates", "a", 40_000, now - 300)
+    older = _cache(tmp_path, "baselines", "b", 40_000, now - 200)
+    newest = _cache(tmp_path, "candidates", "c", 40_000, now - 100)
 
-    removed = build_caches.evict(tmp_path, 500)
+    removed = build_caches.evict(tmp_path, 50_000)
 
     assert not oldest.exists() and not older.exists() and newest.exists()
     assert len(removed) == 2 and "least recently used" in removed[0]
@@ -31,8 +31,8 @@ def test_the_least_recently_used_go_first_until_the_rest_fit(tmp_path):
 
 def test_a_cache_in_use_is_never_removed(tmp_path):
     now = time.time()
-    busy = _cache(tmp_path, "candidates", "busy", 400, now - 300)
-    idle = _cache(tmp_path, "candidates", "idle", 400, now - 100)
+    busy = _cache(tmp_path, "candidates", "busy", 40_000, now - 300)
+    idle = _cache(tmp_path, "candidates", "idle", 40_000, now - 100)
 
     with build_caches.in_use(busy):
         build_caches.evict(tmp_path, 100)
@@ -41,10 +41,19 @@ def test_a_cache_in_use_is_never_removed(tmp_path):
 
 
 def test_within_the_bound_nothing_is_removed(tmp_path):
-    kept = _cache(tmp_path, "candidates", "a", 400, time.time())
+    kept = _cache(tmp_path, "candidates", "a", 40_000, time.time())
 
-    assert build_caches.evict(tmp_path, 1000) == []
+    assert build_caches.evict(tmp_path, 100_000) == []
     assert kept.exists()
+
+
+def test_empty_files_and_folders_count_for_the_disk_they_take(tmp_path):
+    # An attacker's candidate left 40,000 empty folders and files in its cache: 0 bytes by their sizes.
+    for index in range(200):
+        (tmp_path / f"d{index}").mkdir()
+        (tmp_path / f"d{index}" / "empty").touch()
+
+    assert build_caches.size_of(tmp_path) >= 400 * build_caches.ENTRY_BYTES
 
 
 def test_a_relative_cache_folder_or_lock_is_made_absolute_where_the_limits_are_made(tmp_path, monkeypatch):

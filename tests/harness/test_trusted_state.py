@@ -1,6 +1,8 @@
 """What later verifications trust is measured with no user code alive, and what a candidate leaves
 behind is bound: the device's ceilings, and the build caches."""
 
+import pytest
+
 from evaluation.harness import baseline_cache
 from tests.harness.conftest import SMALL_PLAN, failed_check
 
@@ -34,10 +36,12 @@ def test_two_measurements_that_disagree_are_not_both_believed():
     assert baseline_cache.best_rates(RATES, {**RATES, "bandwidth_gb_s": 5.3})["bandwidth_gb_s"] == 10.0
 
 
-def test_a_build_that_fills_its_cache_is_stopped_while_it_runs(verifier, tmp_path):
+@pytest.mark.parametrize("candidate", ["fault_fills_build_cache", "fault_fills_build_cache_with_entries"])
+def test_a_build_that_fills_its_cache_is_stopped_while_it_runs(verifier, tmp_path, candidate):
+    # The second fills it with 12,600 empty folders and files: no bytes by their sizes, 49 MiB of entries.
     verdict = verifier(
         "matmul",
-        "fault_fills_build_cache",
+        candidate,
         limits={"build_cache_dir": str(tmp_path / "builds"), "build_cache_bytes": 32 * 2**20},
     )
 
