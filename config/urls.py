@@ -27,7 +27,8 @@ def redoc_policy(view):
 
 
 # A path no route matches: JSON under /api/, the site's page elsewhere.
-handler404 = "court.api.views.not_found"
+handler404 = "court.error_pages.not_found"
+handler403 = "court.error_pages.forbidden"
 
 admin.site.site_header = "Kernel Court administration"
 admin.site.site_title = "Kernel Court admin"

@@ -155,6 +155,10 @@ def leaderboard_compare(request, arch, other):
         if not leaderboard.arch_exists(name):
             raise Http404(f"No kernel has been evaluated on {name!r}.")
     if arch == other:
+        messages.info(
+            request,
+            f"A board compared with itself is the board: this is {arch}'s; choose another architecture to compare it with.",
+        )
         return redirect("kernels:leaderboard", arch=arch)
     comparison = leaderboard.compare(arch, other)
     filters = selectors.ComparisonFilters.from_query(request.GET)

@@ -1,9 +1,8 @@
 """The public REST API: thin views that validate, call one service or selector, and serialize."""
 
 from django.conf import settings
-from django.http import HttpResponse, JsonResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from django.views.defaults import page_not_found
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, routers, status, viewsets
@@ -24,13 +23,6 @@ from evaluation.harness import HARNESS_VERSION
 def created_or_found(serializer, found: str) -> dict:
     """A create that answers 200 with what exists when the same thing was submitted before."""
     return {201: serializer, 200: OpenApiResponse(serializer, description=found)}
-
-
-def not_found(request, exception):
-    """Django's 404 for a path no route matches: under /api/ it is JSON, as every API answer is."""
-    if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "No such API route: /api/schema/ lists them, /api/docs/ shows them."}, status=404)
-    return page_not_found(request, exception)
 
 
 class ApiRoot(routers.APIRootView):
