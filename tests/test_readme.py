@@ -38,8 +38,8 @@ BLOCK = re.compile(r"^(?P<indent> *)```sh\n(?P<body>.*?)^(?P=indent)```", re.MUL
 ELSEWHERE = {
     "make run": "`make test` is the suite itself, and `make run` ends in a server that never returns; "
     "the server these tests start is the daphne command it ends with",
-    "export DATABASE_URL=": "two long-running processes of a services deployment; tests/faults runs the platform "
-    "as such processes on a PostgreSQL and a Redis of their own",
+    "export DATABASE_URL=": "the long-running processes of a services deployment; tests/faults/platform.py starts "
+    "them from this block, on a PostgreSQL and a Redis of their own, and every fault test verifies a candidate there",
     "CUDA_VISIBLE_DEVICES=0": "needs a GPU; the worker command itself: tests/verification/test_worker_process.py",
     "vllm serve": "needs a GPU and vLLM; the backend against an OpenAI-compatible server of the tests': "
     "tests/inference/test_vllm_backend.py",

@@ -5,9 +5,9 @@ everything they touch is theirs: a PostgreSQL cluster made with initdb (one per 
 database per test, copied from a migrated template) and a Redis server per test, both on ports of
 their own. The suite's shared servers are never touched.
 
-The processes are those of deploy/compose.yaml: daphne, an inference worker (rundramatiq), a CPU
-verification worker and the reconciler, each restarted when it exits, as compose's
-`restart: unless-stopped` does. The model is a vLLM-compatible server replaying a stream slowly
+The processes are those the README's services section starts, read from it: daphne, an inference
+worker (rundramatiq), a CPU verification worker and the reconciler, each restarted when it exits,
+as compose's `restart: unless-stopped` does. The model is a vLLM-compatible server replaying a stream slowly
 enough for a fault to land mid-stream (tests/inference/model_server.py).
 """
 
@@ -29,14 +29,14 @@ import psycopg
 
 from tests.conftest import REPO
 from tests.e2e.conftest import _free_port
-from tests.inference.model_server import SERVED_MODEL, ReplayServer, Scenario
+from tests.inference.model_server import ANSWER_NUMBER, SERVED_MODEL, ReplayServer, Scenario
 
-# Every process beats each second and counts as dead after six silent ones (verification.liveness);
-# the broker hands a dead worker's message on after three seconds.
+# Every process beats each second and counts as dead after six silent ones (verification.liveness).
+# The broker's own clean-up (handing a dead worker's messages on) comes after ten minutes, later
+# than any test waits: a dead worker's jobs are released by its silence, not by the broker.
 LIVENESS_ENV = {
     "COURT_HEARTBEAT_S": "1",
-    "COURT_BROKER_HEARTBEAT_TIMEOUT_MS": "3000",
-    "COURT_BROKER_MAINTENANCE_CHANCE": "1000000",
+    "COURT_BROKER_HEARTBEAT_TIMEOUT_MS": "600000",
 }
 RECONCILE_EVERY_S = 1
 
@@ -334,23 +334,47 @@ def process_env(*, database_url: str, redis_url: str, model: ReplayServer, tmp: 
     return env
 
 
+# The README's services block (by its first line), and the name each of its processes has here.
+README_SERVICES = "export DATABASE_URL="
+SERVICE_OF = {"rundramatiq": "inference", "verification_worker": "verification", "reconcile": "reconciler"}
+
+
+def readme_processes() -> dict[str, list[str]]:
+    """The processes of the README's services block as written there, by service: each
+    `.venv/bin/python manage.py ...` line, with this environment's Python for .venv's. Only the
+    reconciler's interval changes (every RECONCILE_EVERY_S, as the heartbeats here are a tenth of
+    production's); `make run` is the web process, the daphne command it ends with."""
+    from tests.test_readme import block
+
+    processes = {}
+    for line in block(README_SERVICES).splitlines():
+        words = line.split("#", 1)[0].split()
+        if words[:2] == [".venv/bin/python", "manage.py"]:
+            processes[SERVICE_OF.get(words[2], words[2])] = [sys.executable, *words[1:]]
+    reconcile = processes.get("reconciler", [])
+    if "--every" in reconcile:
+        reconcile[reconcile.index("--every") + 1] = str(RECONCILE_EVERY_S)
+    assert sorted(processes) == sorted(SERVICE_OF.values()), f"the README's services block runs {sorted(processes)}"
+    return processes
+
+
 def start_services(env: dict, tmp: Path, web_port: int) -> dict[str, Service]:
-    manage = [sys.executable, "manage.py"]
-    commands = {
-        "web": [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(web_port), "config.asgi:application"],
-        "inference": [*manage, "rundramatiq", "--queues", "inference", "--processes", "1", "--threads", "2"],
-        "verification": [*manage, "verification_worker", "--arch", "cpu"],
-        "reconciler": [*manage, "reconcile", "--every", str(RECONCILE_EVERY_S)],
-    }
+    web = [sys.executable, "-m", "daphne", "--bind", "127.0.0.1", "--port", str(web_port), "config.asgi:application"]
+    commands = {"web": web, **readme_processes()}
     return {
         name: Service(name, argv, dict(env, COURT_ROLE="web" if name == "web" else "worker"), tmp / f"{name}.log").start()
         for name, argv in commands.items()
     }
 
 
-def scenario(tmp: Path, *, code: str, reasoning_words: int = 40, event_delay_s: float = 0.15) -> ReplayServer:
+def scenario(
+    tmp: Path, *, code: str, reasoning_words: int = 40, event_delay_s: float = 0.15, numbered: bool = False
+) -> ReplayServer:
+    """The model's server; `numbered`: every answer's code differs (its docstring names the call)."""
+    if numbered:
+        code = code.replace("(nn.Module):\n", f'(nn.Module):\n    """Answer {ANSWER_NUMBER}."""\n', 1)
     stream = model_stream(tmp / "stream.sse", reasoning_words=reasoning_words, code=code)
-    return ReplayServer(Scenario(body=str(stream), event_delay_s=event_delay_s))
+    return ReplayServer(Scenario(body=str(stream), event_delay_s=event_delay_s, numbered=numbered))
 
 
 class Viewer:

@@ -161,3 +161,93 @@ def test_the_web_process_killed_mid_run(platform):
     assert_no_number_told_twice(viewer, stored_events(platform, run_id))
     last_connection = viewer.connections[-1]
     assert last_connection and last_connection[-1]["kind"] == "status", "the page did not end on the run's end"
+
+
+# Issue 36: the model writes different code on every call (as the builtin optimizer and any sampled
+# model do), so a round answered twice would show as two candidates. From the fault, each run ends
+# within RECOVERED_WITHIN_S: a dead process's silence (6 s), the reconciler's pass, a new process's
+# start and the verifications still to run.
+RECOVERED_WITHIN_S = 90
+
+
+@pytest.fixture
+def sampled(court_platform):
+    return court_platform(code=CODE, numbered=True)
+
+
+def waiting_for_verdicts(platform: Platform, run_id: int) -> bool:
+    """The round's candidate is made and its verdict is not in yet."""
+    return platform.run_status(run_id) == "waiting" and any(
+        status in ("queued", "running") for _, status, _, _ in evaluations(platform, run_id)
+    )
+
+
+def candidates_by_round(platform: Platform, run_id: int) -> dict[int, list[int]]:
+    rows = platform.rows("SELECT round, id FROM kernels_candidate WHERE run_id = %s ORDER BY id", run_id)
+    by_round: dict[int, list[int]] = {}
+    for round_number, pk in rows:
+        by_round.setdefault(round_number, []).append(pk)
+    return by_round
+
+
+def assert_rounds_kept(platform: Platform, run_id: int, *, made_first: dict[int, list[int]], rounds: int, since: float):
+    """The run ends done within RECOVERED_WITHIN_S of `since`; each round has exactly one candidate,
+    the one it made first where it had made one by the fault; every candidate is verified and its
+    verdict is in the stored transcript."""
+    remaining = RECOVERED_WITHIN_S - (time.monotonic() - since)
+    status = platform.wait_until(lambda: finished(platform, run_id), timeout=remaining, what=f"run {run_id} to finish")
+    error = platform.rows("SELECT error FROM kernels_optimizationrun WHERE id = %s", run_id)[0][0]
+    assert status == "done", error
+    by_round = candidates_by_round(platform, run_id)
+    assert sorted(by_round) == list(range(1, rounds + 1)), by_round
+    assert all(len(made) == 1 for made in by_round.values()), f"a round has more than one candidate: {by_round}"
+    for round_number, made in made_first.items():
+        assert by_round[round_number] == made, f"round {round_number} made {made} first, and ended with {by_round}"
+    for _, verdict, _, reason in evaluations(platform, run_id):
+        assert verdict == "verified", reason
+    told = platform.rows("SELECT (data->>'candidate')::int FROM kernels_runevent WHERE run_id = %s AND kind = 'verdicts'", run_id)
+    assert sorted(pk for (pk,) in told) == sorted(candidates(platform, run_id)), "a verdict is missing from the transcript"
+
+
+def test_the_inference_worker_killed_while_a_round_waits_for_verdicts(sampled):
+    run_id = sampled.start_run(rounds=2)
+    sampled.wait_until(lambda: waiting_for_verdicts(sampled, run_id), timeout=120, what="round 1 to wait for its verdict")
+    made_first = candidates_by_round(sampled, run_id)
+    inference = sampled.services["inference"]
+
+    for child in inference.children():  # the process running the loop, as the OOM killer would
+        inference.kill_pid(child)
+    fault = time.monotonic()
+
+    assert_rounds_kept(sampled, run_id, made_first=made_first, rounds=2, since=fault)
+
+
+def test_a_database_restart_while_a_round_waits_for_verdicts(sampled):
+    run_id = sampled.start_run(rounds=1)
+    sampled.wait_until(lambda: waiting_for_verdicts(sampled, run_id), timeout=120, what="round 1 to wait for its verdict")
+    made_first = candidates_by_round(sampled, run_id)
+
+    sampled.postgres.restart(down_s=5)
+    fault = time.monotonic()
+
+    assert_rounds_kept(sampled, run_id, made_first=made_first, rounds=1, since=fault)
+
+
+def test_the_verification_worker_killed_mid_job_with_the_next_job_taken(sampled):
+    """The worker takes the next job with the one it runs (dramatiq's prefetch); both are run again,
+    by the worker started in its place, without waiting for the broker's clean-up."""
+    run_ids = [sampled.start_run(rounds=1) for _ in range(2)]
+
+    def one_running_one_taken() -> bool:
+        statuses = sorted(status for run_id in run_ids for _, status, _, _ in evaluations(sampled, run_id))
+        return statuses == ["queued", "running"]
+
+    sampled.wait_until(one_running_one_taken, timeout=120, what="one verification to run and the next to wait")
+    made_first = {run_id: candidates_by_round(sampled, run_id) for run_id in run_ids}
+
+    sampled.services["verification"].kill()
+    fault = time.monotonic()
+
+    for run_id in run_ids:
+        assert_rounds_kept(sampled, run_id, made_first=made_first[run_id], rounds=1, since=fault)
+    assert max(attempts for run_id in run_ids for _, _, attempts, _ in evaluations(sampled, run_id)) == 2

@@ -33,6 +33,12 @@ class Scenario:
     drop_after: int | None = None  # events sent before the connection is cut
     stall_after: int | None = None  # events sent before the server goes silent
     event_delay_s: float = 0.0
+    # Each answer has ANSWER_NUMBER replaced by its request's number (1, 2, ...): every call writes
+    # different code, as the builtin optimizer and any sampled model do.
+    numbered: bool = False
+
+
+ANSWER_NUMBER = "@ANSWER_NUMBER@"
 
 
 @dataclass
@@ -78,7 +84,10 @@ class ReplayServer:
                 self.wfile.write(payload)
 
             def _stream(self, scenario):
-                events = [e + "\n\n" for e in (TRANSCRIPTS / scenario.body).read_text().split("\n\n") if e]
+                text = (TRANSCRIPTS / scenario.body).read_text()
+                if scenario.numbered:
+                    text = text.replace(ANSWER_NUMBER, str(len(server.requests)))
+                events = [e + "\n\n" for e in text.split("\n\n") if e]
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream; charset=utf-8")
                 self.send_header("Transfer-Encoding", "chunked")
