@@ -4,14 +4,15 @@
     python benchmarks/interval_coverage.py report --state var/coverage
 
 `run` verifies each of 30 CUDA-L1 H100 entries across the levels (`harness_cuda_l1.all_baseline_sample`)
-once per pass, every verification in fresh processes through the CLI, with the A/A control on and the
-problems marked curated, so the device's kept controls (in STATE/baselines) give the spread between
-processes that widens each stated interval (DEVELOPERS.md, "Statistics"). One JSON line per
-(task, pass) in STATE/coverage.jsonl; a run cut short resumes. `report` counts, over the pairs verified
-in two passes, how often the second reading lies inside the first's stated interval (the criterion:
-at least 90%), inside the first's rounds-only interval (what harness 11 stated), and inside the first
-interval recomputed with the device's spread at the end of the run (the first verdicts of a fresh
-device stated theirs with fewer controls); and the A/A controls' ratios. Plain Python (no Django).
+once per pass, every verification in fresh processes through the CLI, with the A/A control on and
+kept (`--keep-control`: the operator vouches for CUDA-L1's entries), so the device's kept controls (in
+STATE/baselines) give the spread between processes that widens each stated interval (DEVELOPERS.md,
+"Statistics"). One JSON line per (task, pass) in STATE/coverage.jsonl; a run cut short resumes.
+`report` counts, over the pairs verified in two passes, how often the second reading lies inside the
+first's stated interval (the criterion: at least 90%), inside the first's rounds-only interval (what
+harness 11 stated), and inside the first interval recomputed with the device's spread at the end of
+the run (the first verdicts of a fresh device stated theirs with fewer controls); and the A/A
+controls' ratios. Plain Python (no Django).
 """
 
 import argparse
@@ -73,7 +74,7 @@ def run(state: Path, passes: int, budget_s: float, tasks: list[str] | None) -> N
             problem, candidate = cuda_l1.write_sources(sources, rows[task])
             limits = {**LIMITS, "device_lock_path": str(state / "gpu.lock")}
             args = cuda_l1.verify_args(problem, candidate, plan=PLAN, limits=limits, baseline_cache=state / "baselines")
-            verdict, wall, log = cuda_l1.run_cli([*args, "--curated-problem"], timeout=600)
+            verdict, wall, log = cuda_l1.run_cli([*args, "--keep-control"], timeout=600)
             record = _record(task, number, verdict, wall, log)
             cuda_l1.append(out, record)
             print(

@@ -313,6 +313,11 @@ EVALUATION_BASELINES_GPU = env.list("COURT_BASELINES_GPU", default=["eager", "co
 EVALUATION_BASELINES_CPU = env.list("COURT_BASELINES_CPU", default=["eager"])
 EVALUATION_TIME_LIMIT_MS = env.int("COURT_EVALUATION_TIME_LIMIT_S", default=1800) * 1000
 BASELINE_CACHE_DIR = env.str("COURT_BASELINE_CACHE_DIR", default=str(VAR_DIR / "baselines"))
+# A worker probes its device (evaluation.harness.probe: a KernelBench problem's own Model against eager,
+# with the A/A control kept as the device's) after every this many evaluations, and after each while
+# the device lacks its controls or last read off 1.0; 0: never (embedded mode's default: the CPU demo
+# judges each verdict by its own control).
+DEVICE_PROBE_EVERY = env.int("COURT_DEVICE_PROBE_EVERY", default=20 if PRODUCTION else 0)
 # The trust report's evidence: the last outcomes of the tests its hack families name, written by the
 # test suite (tests/trust_results.py) where TRUST_RESULTS says, else in the checkout's var/.
 TRUST_RESULTS = env.str("TRUST_RESULTS", default=str(BASE_DIR / "var" / "trust-results.json"))

@@ -15,7 +15,15 @@ import dramatiq
 
 from verification import evaluations
 from verification.heartbeats import current_registration
-from verification.jobs import JOB_OPTIONS, MAX_RETRIES, progress_hook, retries_so_far, run_harness, store_through_outage
+from verification.jobs import (
+    JOB_OPTIONS,
+    MAX_RETRIES,
+    probe_device,
+    progress_hook,
+    retries_so_far,
+    run_harness,
+    store_through_outage,
+)
 from verification.proofs import check_proof  # noqa: F401  (registered with the broker where actors are found)
 from verification.queues import current_message_id, queue_for
 
@@ -49,6 +57,7 @@ def evaluate(evaluation_id: int) -> None:
         lambda: evaluations.record_verdict(evaluation, verdict, worker=worker.name, harness_seconds=harness_seconds),
         what=f"store the verdict of evaluation {evaluation_id}",
     )
+    probe_device()
 
 
 # A lower number runs first: a worker with both queues' messages at hand takes interactive ones first.

@@ -14,6 +14,7 @@ from dramatiq.middleware import CurrentMessage
 
 from court.models import Candidate, Problem
 from evaluation import harness
+from evaluation.harness import baseline_cache
 from evaluation.harness import verdict as harness_verdict
 from verification.heartbeats import current_registration
 
@@ -55,8 +56,6 @@ def run_harness(candidate: Candidate, *, proof_inputs_source: str | None = None,
             "baselines": baselines,
             "on_progress": on_progress,
             "baseline_cache_dir": settings.BASELINE_CACHE_DIR,
-            # Only a curated problem's A/A control becomes the device's state (evaluation.harness.pipeline).
-            "curated_problem": candidate.problem.origin == Problem.Origin.KERNELBENCH,
         }
     with _device_lock:
         return harness.verify(
@@ -67,6 +66,44 @@ def run_harness(candidate: Candidate, *, proof_inputs_source: str | None = None,
             limits=settings.EVALUATION_HARNESS_LIMITS,
             **arguments,
         )
+
+
+# Evaluations since this process last probed its device (`probe_device`).
+_since_probe = 0
+
+
+def probe_device() -> harness_verdict.Verdict | None:
+    """After an evaluation: probe this worker's device (`harness.probe`) where it is due, every
+    DEVICE_PROBE_EVERY evaluations and after each while the device lacks the controls its stated
+    intervals need or last read off 1.0. The probe runs no user code, so no user chooses which
+    controls the device keeps. Its failure is logged, never the evaluation's."""
+    global _since_probe
+    every = settings.DEVICE_PROBE_EVERY
+    if not every:
+        return None
+    device = current_registration().device.torch_device
+    _since_probe += 1
+    due = baseline_cache.control_due(settings.BASELINE_CACHE_DIR, device, harness.HARNESS_VERSION)
+    if _since_probe < every and not due:
+        return None
+    problem = Problem.objects.filter(origin=Problem.Origin.KERNELBENCH, level=1, degenerate=False).order_by("?").first()
+    if problem is None:
+        return None
+    _since_probe = 0
+    try:
+        with _device_lock:
+            verdict = harness.probe(
+                problem.source,
+                device=device,
+                baseline_cache_dir=settings.BASELINE_CACHE_DIR,
+                plan=settings.EVALUATION_HARNESS_PLAN,
+                limits=settings.EVALUATION_HARNESS_LIMITS,
+            )
+    except Exception:
+        logger.exception("the probe of this worker's device on %s failed", problem.label)
+        return None
+    logger.info("probed this worker's device on %s: %s", problem.label, verdict["status"])
+    return verdict
 
 
 def store_through_outage(write, *, what: str, within_s: float | None = None):

@@ -24,7 +24,7 @@ CLI: python -m evaluation.harness verify --problem P.py --candidate C.py [--devi
 """
 
 from evaluation.harness.limits import Limits, Plan
-from evaluation.harness.pipeline import inspect_problem, verify
+from evaluation.harness.pipeline import inspect_problem, probe, verify
 from evaluation.harness.verdict import BASELINES, HARNESS_VERSION, STATUSES, Verdict
 
-__all__ = ["BASELINES", "HARNESS_VERSION", "STATUSES", "Limits", "Plan", "Verdict", "inspect_problem", "verify"]
+__all__ = ["BASELINES", "HARNESS_VERSION", "STATUSES", "Limits", "Plan", "Verdict", "inspect_problem", "probe", "verify"]

@@ -6,6 +6,7 @@ Re-verifying a candidate (or another candidate of the same problem) then skips t
 graphed baselines; eager is always timed again, interleaved with the candidate.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -128,7 +129,7 @@ def load_controls(root: str | None, env_key: dict) -> list[dict]:
 
 def record_control(root: str | None, env_key: dict, problem_source: str, record: dict) -> None:
     """One A/A control, appended (one line, one write: concurrent verifications of a device interleave
-    whole lines)."""
+    whole lines), and the device's state beside it (`control_due`), under a lock."""
     if not root:
         return
     path = _controls_path(root, env_key)
@@ -136,24 +137,27 @@ def record_control(root: str | None, env_key: dict, problem_source: str, record:
     line = json.dumps({"problem": hashlib.sha256(problem_source.encode()).hexdigest(), **record}, sort_keys=True) + "\n"
     with open(path, "a") as out:
         out.write(line)
-    slots = _read(_slot_path(root)) or {}
-    slots[_digest(env_key)] = {
-        "device": env_key.get("device"),
-        "harness_version": env_key.get("harness_version"),
-        "controls": len(load_controls(root, env_key)),
-        "off": record["off"],
-    }
-    _write(_slot_path(root), slots)
+    with open(Path(root) / "controls-devices.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        slots = _read(_slot_path(root)) or {}
+        slots[_digest(env_key)] = {
+            "device": env_key.get("device"),
+            "harness_version": env_key.get("harness_version"),
+            "controls": len(load_controls(root, env_key)),
+            "off": record["off"],
+            "at": record["at"],
+        }
+        _write(_slot_path(root), slots)
 
 
 def _slot_path(root: str) -> Path:
     return Path(root) / "controls-devices.json"
 
 
-def control_due(root: str | None, device: str, harness_version: int) -> bool:
-    """Whether a verification on `device` should run the A/A control, decided before any process starts
-    (the device describes itself only then): where no device of its kind kept here has the controls its
-    spread needs, or where one last read off 1.0 (it states no win until a control reads 1.0 again)."""
+def control_due(root: str | None, device: str, harness_version: str) -> bool:
+    """Whether a worker of `device` should probe it (`pipeline.probe`) now, before it has described
+    itself: where the device last probed here (of this kind and harness) lacks the controls its spread
+    needs, or last read off 1.0 (it states no win until a control reads 1.0 again)."""
     if not root:
         return True
     states = [
@@ -161,4 +165,7 @@ def control_due(root: str | None, device: str, harness_version: int) -> bool:
         for s in (_read(_slot_path(root)) or {}).values()
         if isinstance(s, dict) and s.get("device") == device and s.get("harness_version") == harness_version
     ]
-    return not states or any(s.get("off") or (s.get("controls") or 0) < MIN_CONTROLS for s in states)
+    if not states:
+        return True
+    latest = max(states, key=lambda s: s.get("at") or 0)
+    return bool(latest.get("off")) or (latest.get("controls") or 0) < MIN_CONTROLS

@@ -2,7 +2,7 @@
 
     python -m evaluation.harness verify --problem P.py --candidate C.py [--device cpu|cuda]
         [--baselines eager,compile,compile-ro,cudagraph] [--json] [--proof-inputs F.py]
-        [--baseline-cache DIR] [--curated-problem] [--plan JSON] [--limits JSON]
+        [--baseline-cache DIR] [--keep-control] [--plan JSON] [--limits JSON]
     python -m evaluation.harness inspect --problem P.py [--device cpu|cuda]
     python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda] [--ahead]
     python -m evaluation.harness release pack --state DIR --name NAME --out FILE.jsonl.gz [--partial]
@@ -75,9 +75,9 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--proof-inputs", help="a file defining get_inputs() with a hack reporter's inputs")
     check.add_argument("--baseline-cache", help="folder where baseline timings are kept between runs")
     check.add_argument(
-        "--curated-problem",
+        "--keep-control",
         action="store_true",
-        help="the problem is one staff curated (KernelBench's): its A/A control is kept in --baseline-cache as the device's",
+        help="keep the A/A control in --baseline-cache as the device's: only where you vouch for the problem and the candidate",
     )
     look = commands.add_parser("inspect", help="run the problem alone and report degeneracy, scale, FLOPs and bytes")
     look.add_argument("--problem", required=True)
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         plan=plan,
         baseline_cache_dir=args.baseline_cache,
         proof_inputs_source=proof,
-        curated_problem=args.curated_problem,
+        keep_control=args.keep_control,
     )
     print(json.dumps(verdict, separators=(",", ":")) if args.json else json.dumps(verdict, indent=2))
     if not args.json:

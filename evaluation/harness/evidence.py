@@ -129,7 +129,7 @@ class Evidence:
     device_time: dict = field(default_factory=dict)
     # The GPU's clocks, temperature and power state around the measurements (gpu_state.py).
     gpu: dict = field(default_factory=dict)
-    # This device's kept A/A controls, the latest of each curated problem, oldest first
+    # This device's kept A/A controls (its probes'), the latest of each problem, oldest first
     # (baseline_cache.load_controls): its spread between processes, and whether it last read off 1.0.
     device_controls: list[dict] = field(default_factory=list)
 

@@ -152,8 +152,8 @@ class Plan:
     # host times processes unalike and no speedup is stated as a win. None: on every CPU verification,
     # whose host is shared with everything else on it, and on a sample of a GPU's (control_share).
     control: bool | None = None
-    # On a GPU, once the device has its controls (baseline_cache.control_due), this share of the
-    # verifications of curated problems still runs the control: the device's spread and drift stay measured.
+    # On a GPU, this share of verifications runs the control too, judging its own verdict (a probe's
+    # control, `pipeline.probe`, is the device's).
     control_share: float = 0.25
 
 

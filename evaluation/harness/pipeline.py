@@ -29,6 +29,7 @@ import secrets
 import shutil
 import tempfile
 import time
+from dataclasses import asdict
 from hashlib import sha256
 from pathlib import Path
 
@@ -72,7 +73,7 @@ from evaluation.harness.protocol import (
     record_key,
 )
 from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View, bytecode_cache, sandbox_owner
-from evaluation.harness.verdict import BASELINES, HARNESS_VERSION, Verdict
+from evaluation.harness.verdict import BASELINES, Verdict
 
 logger = logging.getLogger(__name__)
 
@@ -129,13 +130,14 @@ class Verification:
         on_progress,
         baseline_cache_dir,
         proof_inputs_source,
-        curated_problem=False,
+        keep_control=False,
     ):
         self.problem_source = problem_source
-        # A problem staff curated (KernelBench's): its A/A control may be kept as this device's state,
-        # which later verifications of any problem read. A pasted problem's code could read which
-        # process it runs in and set that state for everyone; its control judges its own verdict only.
-        self.curated_problem = curated_problem
+        # A probe of the device (`probe`): its A/A control is kept as the device's state, which later
+        # verifications of any problem read. Only where no user code chooses anything: a pasted problem
+        # could tell which process it runs in, and a candidate could answer right only while the host is
+        # loaded, so that the controls kept were the ones it picked; either would set the state for all.
+        self.keep_control = keep_control
         # The device's key for what is kept about it (baseline_cache), once it has described itself.
         self.env_key: dict | None = None
         self.candidate_source = candidate_source
@@ -173,11 +175,8 @@ class Verification:
         elif device == "cpu":
             self.control = True
         else:
-            # A sample per device and harness: every curated problem's verification while the device lacks
-            # the controls its spread needs or its last read off 1.0, then a share of them.
-            self.control = curated_problem and (
-                baseline_cache.control_due(baseline_cache_dir, device, HARNESS_VERSION) or self.rng.random() < plan.control_share
-            )
+            # A sample of a GPU's verdicts judge themselves by their own control; a probe always runs one.
+            self.control = keep_control or self.rng.random() < plan.control_share
         # What this verification holds until it ends (its build caches, against eviction).
         self.holds = contextlib.ExitStack()
         self.build_root: Path | None = None
@@ -1214,11 +1213,10 @@ class Verification:
         return verdict
 
     def _own_control(self) -> dict | None:
-        """This verification's A/A control as a record of the device's, where the problem is curated:
-        counted in the spread this verdict states, and kept (`run`) where the verdict is verified (a
-        rejected candidate may have disturbed it)."""
+        """This verification's A/A control as a record of the device's, where it is a probe (`probe`):
+        counted in the spread this verdict states, and kept (`run`) where the verdict is verified."""
         control = flags.aa_control(self.evidence, self.plan.bootstrap_resamples) if self.control else None
-        if not self.curated_problem or not control or not control["interval"] or self.env_key is None:
+        if not self.keep_control or not control or not control["interval"] or self.env_key is None:
             return None
         low, high = control["interval"]
         if min(low, high, control["speedup"]) <= 0:
@@ -1390,10 +1388,11 @@ def verify(
     baseline_cache_dir=None,
     proof_inputs_source: str | None = None,
     plan=None,
-    curated_problem: bool = False,
+    keep_control: bool = False,
 ) -> Verdict:
     """Verify one candidate against one problem; see the module docstring for the steps.
-    `curated_problem`: a problem staff curated, whose A/A control may be kept as the device's state."""
+    `keep_control`: keep its A/A control as the device's state; only for `probe`, or a batch whose
+    operator vouches for its problems and candidates (CLI `--keep-control`)."""
     names = validate(device, baselines)
     verification = Verification(
         problem_source,
@@ -1405,9 +1404,33 @@ def verify(
         on_progress=on_progress,
         baseline_cache_dir=baseline_cache_dir,
         proof_inputs_source=proof_inputs_source,
-        curated_problem=curated_problem,
+        keep_control=keep_control,
     )
     return verification.run()
+
+
+def probe(problem_source: str, *, device: str = "cpu", baseline_cache_dir, limits=None, plan=None) -> Verdict:
+    """An A/A probe of the device: a staff-curated problem's own Model verified as the candidate, against
+    eager, with the A/A control, which is kept as the device's (`baseline_cache.load_controls`): the
+    spread between processes that widens every stated interval, and whether the device reads 1.0. No
+    user code runs in it, so nobody chooses which controls are kept."""
+    plan = coerce(Plan, plan)
+    return verify(
+        problem_source,
+        f"{problem_source}\n\nModelNew = Model\n",
+        device=device,
+        baselines=("eager",),
+        limits=limits,
+        # However short the worker's plan, rounds enough for the control's interval.
+        plan={
+            **asdict(plan),
+            "control": True,
+            "steady_min_rounds": max(plan.steady_min_rounds, 6),
+            "steady_budget_s": max(plan.steady_budget_s, 5.0),
+        },
+        baseline_cache_dir=baseline_cache_dir,
+        keep_control=True,
+    )
 
 
 def build(problem_source: str, candidate_source: str, *, device: str = "cpu", limits=None, ahead: bool = False) -> Verdict:

@@ -75,6 +75,7 @@ class Verifier:
 
     verify_sources = staticmethod(harness.verify)
     inspect_problem = staticmethod(harness.inspect_problem)
+    probe = staticmethod(harness.probe)
     build = staticmethod(pipeline.build)
 
 

@@ -12,6 +12,7 @@ import pytest
 from evaluation.harness import baseline_cache, measurement, scoring
 from evaluation.harness.evidence import CANDIDATE, CONTROL, STEADY, Call, Evidence
 from evaluation.harness.limits import Limits, Plan
+from tests.harness.conftest import SMALL_LIMITS, SMALL_PLAN, problem
 from tests.harness.test_checks import _evidence
 
 
@@ -204,17 +205,20 @@ def test_a_device_whose_last_control_read_off_states_no_win_until_one_reads_one_
     assert "control_off" not in measured_again["flags"]
 
 
-def test_kept_controls_are_the_latest_of_each_problem_and_decide_when_a_gpu_runs_one(tmp_path):
+def test_kept_controls_are_the_latest_of_each_problem_and_decide_when_a_device_is_probed(tmp_path):
     key = {"device": "cuda", "gpu": "H100", "harness_version": "12"}
     root = str(tmp_path)
     assert baseline_cache.control_due(root, "cuda", "12")
-    for at, (problem, ratio) in enumerate([("a", 0.01), ("b", -0.02), ("a", 0.03), ("c", 0.0)]):
-        baseline_cache.record_control(root, key, problem, {"log_ratio": ratio, "within": 0.01, "off": False, "at": at})
+    stale = {**key, "driver": "older"}
+    baseline_cache.record_control(root, stale, "a", {"log_ratio": 0.0, "within": 0.01, "off": False, "at": -1})
+    for at, (source, ratio) in enumerate([("a", 0.01), ("b", -0.02), ("a", 0.03), ("c", 0.0)]):
+        baseline_cache.record_control(root, key, source, {"log_ratio": ratio, "within": 0.01, "off": False, "at": at})
     (tmp_path / f"controls-{baseline_cache._digest(key)}.jsonl").open("a").write('{"problem": "cut sh')
 
     kept = baseline_cache.load_controls(root, key)
 
     assert [c["log_ratio"] for c in kept] == [-0.02, 0.03, 0.0]
+    # The device as it is now (its latest key) decides, not an older driver's one control.
     assert not baseline_cache.control_due(root, "cuda", "12")
     # Another harness's controls say nothing of this one's; a control read off makes the next ones due.
     assert baseline_cache.control_due(root, "cuda", "13")
@@ -222,15 +226,26 @@ def test_kept_controls_are_the_latest_of_each_problem_and_decide_when_a_gpu_runs
     assert baseline_cache.control_due(root, "cuda", "12")
 
 
-@pytest.mark.parametrize("curated", [True, False])
-def test_only_a_curated_problems_verified_control_is_kept_as_the_devices(verifier, tmp_path, curated):
+@pytest.mark.parametrize("kept", [True, False])
+def test_only_a_probes_verified_control_is_kept_as_the_devices(verifier, tmp_path, kept):
     plan = {"control": True, "steady_min_rounds": 4, "steady_max_rounds": 4}
-    verdict = verifier("matmul", "honest_matmul", plan=plan, baseline_cache_dir=str(tmp_path), curated_problem=curated)
+    verdict = verifier("matmul", "honest_matmul", plan=plan, baseline_cache_dir=str(tmp_path), keep_control=kept)
 
     assert verdict["status"] == "verified", verdict["reason"]
-    kept = [json.loads(line) for path in tmp_path.glob("controls-*.jsonl") for line in path.read_text().splitlines()]
-    if curated:
-        assert len(kept) == 1 and math.isclose(math.exp(kept[0]["log_ratio"]), verdict["timing"]["control"]["speedup"])
+    kept_lines = [json.loads(line) for path in tmp_path.glob("controls-*.jsonl") for line in path.read_text().splitlines()]
+    if kept:
+        assert len(kept_lines) == 1 and math.isclose(
+            math.exp(kept_lines[0]["log_ratio"]), verdict["timing"]["control"]["speedup"]
+        )
         assert verdict["timing"]["between_process"]["controls"] == 1
     else:
-        assert kept == []
+        assert kept_lines == []
+
+
+def test_a_probe_runs_the_problems_own_model_and_keeps_its_control(verifier, tmp_path):
+    verdict = verifier.probe(problem("matmul"), baseline_cache_dir=str(tmp_path), plan=SMALL_PLAN, limits=SMALL_LIMITS)
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert verdict["timing"]["control"]["speedup"] > 0
+    key = baseline_cache.environment_key(verdict["env"], SMALL_PLAN["flush_bytes"])
+    assert len(baseline_cache.load_controls(str(tmp_path), key)) == 1

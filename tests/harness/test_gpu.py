@@ -156,10 +156,9 @@ def test_a_build_ahead_on_the_cpu_is_reused_by_the_verification_on_the_gpu(verif
 
 @needs_cuda
 def test_the_a_a_control_reads_one_on_the_gpu_and_is_kept_as_the_devices(verifier, tmp_path):
-    # On a GPU the control runs for curated problems while the device lacks its controls; the reference
-    # against itself in two processes reads 1.0 within the win's band.
+    # The reference against itself in two processes reads 1.0 within the win's band on a GPU.
     verdict = cuda_verify(
-        verifier, "matmul", "honest_matmul", plan={"steady_min_rounds": 8}, baseline_cache_dir=str(tmp_path), curated_problem=True
+        verifier, "matmul", "honest_matmul", plan={"steady_min_rounds": 8}, baseline_cache_dir=str(tmp_path), keep_control=True
     )
 
     assert verdict["status"] == "verified", verdict["reason"]

@@ -60,3 +60,17 @@ async def test_progress_reaches_a_websocket_client_in_order(cpu_worker, broker):
     positions = [STAGES.index(stage) for stage in stages]
     assert positions == sorted(positions), stages
     assert sorted(set(stages), key=STAGES.index) == ["queued", "building", "checking", "timing", "done"]
+
+
+def test_a_worker_probes_its_device_after_an_evaluation_and_keeps_the_control(cpu_worker, broker, settings, tmp_path):
+    # The probe runs a KernelBench problem's own Model, no user code: its A/A control is the device's.
+    settings.DEVICE_PROBE_EVERY, settings.BASELINE_CACHE_DIR = 20, str(tmp_path)
+    make_problem(scale=5, origin="kernelbench", level=1, task=1, degenerate=False)
+    candidate = make_candidate(scale=3)
+
+    evaluation = wait_for_verdict(broker, candidate.evaluations.get(arch="cpu").pk)
+
+    assert evaluation.status == "verified", evaluation.reason
+    kept = [line for path in tmp_path.glob("controls-*.jsonl") for line in path.read_text().splitlines()]
+    assert len(kept) == 1  # due: the device had no controls yet
+    assert "log_ratio" in kept[0]
