@@ -63,6 +63,20 @@ def claim(run_id: int, *, message_id: str | None) -> OptimizationRun | None:
     return run
 
 
+def queued_wait(run: OptimizationRun) -> str:
+    """What a queued run waits for, for its page: the runs the inference workers took before it and
+    those sent before it, which they take first; empty once it has started."""
+    if run.status != OptimizationRun.Status.QUEUED:
+        return ""
+    unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).exclude(pk=run.pk)
+    running = unfinished.exclude(status=OptimizationRun.Status.QUEUED).count()
+    ahead = unfinished.filter(status=OptimizationRun.Status.QUEUED, created_at__lt=run.created_at).count()
+    line = f"Waiting for a free model loop: {running} run{'s' if running != 1 else ''} running"
+    if ahead:
+        line += f", {ahead} queued before it"
+    return line + ". It starts when the inference workers have taken those."
+
+
 def _stopped_too_often(run: OptimizationRun) -> str:
     return f"The run's worker stopped {run.attempts} times while running it; it was not resumed. Start it again."
 

@@ -13,6 +13,7 @@ from court.run_links import held_runs, hold_run, opens
 from court.services import submit_problem
 from inference import presentation, services
 from inference.forms import RunForm
+from inference.runs import queued_wait
 from verification.confinement import unconfined_verdicts, unconfined_warning
 from verification.waiting import waits_for
 
@@ -119,6 +120,7 @@ def run_detail(request, pk):
             # Kernels found before this run; its own are in its transcript.
             "known_kernels": selectors.verified_kernels_of(run.problem).exclude(candidate__run=run),
             "can_cancel": not run.is_finished and _controls(request, run),
+            "run_wait": queued_wait(run),
             "sandbox_warning": unconfined_warning(request.user),
             "unconfined_verdicts": unconfined_verdicts(e for found in evaluations.values() for e in found),
         },
@@ -126,10 +128,11 @@ def run_detail(request, pk):
 
 
 def run_waits(request, pk):
-    """What each of the run's queued evaluations waits for, for the live page to show beside it."""
+    """What each of the run's queued evaluations waits for, for the live page to show beside it, and
+    what the run waits for while it is queued itself."""
     run = _visible_run(request, pk)
     waits = waits_for(Evaluation.objects.filter(candidate__run=run, status=Evaluation.Status.QUEUED))
-    return JsonResponse({"waits": {str(pk): wait.sentence() for pk, wait in waits.items()}})
+    return JsonResponse({"waits": {str(pk): wait.sentence() for pk, wait in waits.items()}, "run": queued_wait(run)})
 
 
 def run_cancel(request, pk):

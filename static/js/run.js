@@ -11,6 +11,7 @@ const roundPart = document.getElementById("round-part");
 const roundText = document.getElementById("round");
 const errorLine = document.getElementById("run-error");
 const cancelForm = document.getElementById("cancel-form");
+const runWait = document.getElementById("run-wait");
 const FINISHED = new Set(["done", "failed", "cancelled"]);
 const PENDING = new Set(["queued", "running"]);
 const BASELINES = [["eager", "eager"], ["compile", "torch.compile"]];
@@ -185,12 +186,14 @@ async function fetchWaits() {
   waitsTimer = null;
   waitsDue = Infinity;
   const queued = container.querySelectorAll("td.status-queued");
-  if (!queued.length) return;
+  if (!queued.length && statusLine.dataset.status !== "queued") return;
   try {
     const response = await fetch(container.dataset.waits, { headers: { Accept: "application/json" } });
     if (response.ok) {
-      const { waits } = await response.json();
+      const { waits, run } = await response.json();
       for (const cell of queued) setWait(cell.parentElement, waits[cell.parentElement.dataset.evaluation] || "");
+      runWait.textContent = run || "";
+      runWait.hidden = !run;
     }
   } finally {
     askWaits(WAITS_EVERY_MS);
@@ -200,7 +203,7 @@ async function fetchWaits() {
 let waitsTimer = null;
 let waitsDue = Infinity;
 function askWaits(after = 0) {
-  if (replaying || !container.querySelector("td.status-queued")) return;
+  if (replaying || (!container.querySelector("td.status-queued") && statusLine.dataset.status !== "queued")) return;
   const due = Date.now() + after;
   if (waitsTimer !== null && waitsDue <= due) return;
   clearTimeout(waitsTimer);
@@ -210,6 +213,7 @@ function askWaits(after = 0) {
 
 function updateStatus(event) {
   statusText.textContent = event.text;
+  if (event.data.status !== "queued") runWait.hidden = true;
   statusLine.dataset.status = event.data.status;
   roundText.textContent = event.round;
   roundPart.hidden = !event.round;

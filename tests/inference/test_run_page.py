@@ -135,15 +135,27 @@ def test_a_queued_verdict_says_what_it_waits_for(client):
 
 
 def test_the_waits_answer_for_the_runs_queued_verdicts(client):
-    run = run_with_events()
+    run = run_with_events(status="waiting")
     evaluation = queued(make_candidate(problem=run.problem, run=run, round=1))
     response = client.get(f"/runs/{run.pk}/waits/")
     assert response.json() == {
         "waits": {
             str(evaluation.pk): "Waiting for a cpu worker: none is running now. "
             "It is verified when one starts; nothing is lost meanwhile."
-        }
+        },
+        "run": "",
     }
+
+
+def test_a_queued_run_says_what_it_waits_for(client):
+    problem = make_problem()
+    run_with_events(problem=problem, status="running")
+    run_with_events(problem=problem, status="queued")
+    run = run_with_events(problem=problem)  # queued, behind the other two
+
+    said = "Waiting for a free model loop: 1 run running, 1 queued before it."
+    assert client.get(f"/runs/{run.pk}/waits/").json()["run"].startswith(said)
+    assert said in page(client, run)
 
 
 def test_the_waits_of_a_hidden_run_are_not_found(client):
