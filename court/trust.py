@@ -135,7 +135,7 @@ FAMILIES = [
         "Predicted seeds",
         "Guess the seed the inputs are drawn from, so the answer can be computed ahead of time.",
         ("outputs_match_reference",),
-        "1",
+        "7",
         (
             "tests/harness/test_honest.py::test_every_seed_comes_from_the_operating_systems_secret_source",
             *_hack("hack_redefined_inputs"),

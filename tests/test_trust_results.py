@@ -42,8 +42,10 @@ def run(tmp_path, named: list[str], *args: str) -> subprocess.CompletedProcess:
     (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: left out by -m\n")
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_some.py").write_text(TESTS)
+    # The outer run's xdist worker is not the inner run's.
+    outer = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_XDIST", "PYTEST_CURRENT"))}
     env = dict(
-        os.environ,
+        outer,
         NAMED=json.dumps(named),
         TRUST_RESULTS=str(tmp_path / "results.json"),
         PYTHONPATH=str(REPO),
