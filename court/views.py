@@ -7,6 +7,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import get_template, render_to_string
+from django.utils.module_loading import import_string
 
 from court import claims_audit, leaderboard, older_harness, selectors, services, trust
 from court.bundles import bundle, kernel_filename
@@ -59,6 +60,19 @@ def _visible_candidate(request, pk) -> Candidate:
     return get_object_or_404(candidates.select_related("problem"), pk=pk)
 
 
+# What a queued evaluation waits for is the job layer's to say (verification.waiting), which the domain
+# may not import: it is looked up by name when a page asks, as the run page shows it.
+WAITS_FOR = "verification.waiting.waits_for"
+
+
+def _with_waits(evaluations: list) -> list:
+    """Each queued evaluation with `.wait`: the sentence the run page shows beside "Queued"."""
+    waits = import_string(WAITS_FOR)(evaluations)
+    for evaluation in evaluations:
+        evaluation.wait = waits[evaluation.pk].sentence() if evaluation.pk in waits else ""
+    return evaluations
+
+
 def candidate_detail(request, pk):
     candidate = _visible_candidate(request, pk)
     return render(
@@ -68,7 +82,7 @@ def candidate_detail(request, pk):
             "candidate": candidate,
             "code": highlighted_python(candidate.code),
             "diff": highlighted_diff(candidate.problem.source, candidate.code),
-            "evaluations": shown_to(request.user, selectors.evaluations_of(candidate)),
+            "evaluations": _with_waits(shown_to(request.user, selectors.evaluations_of(candidate))),
             "report_form": HackReportForm(),
         },
     )
