@@ -12,6 +12,7 @@ const roundText = document.getElementById("round");
 const errorLine = document.getElementById("run-error");
 const cancelForm = document.getElementById("cancel-form");
 const runWait = document.getElementById("run-wait");
+const reconnecting = document.getElementById("reconnecting");
 const FINISHED = new Set(["done", "failed", "cancelled"]);
 const PENDING = new Set(["queued", "running"]);
 const BASELINES = [["eager", "eager"], ["compile", "torch.compile"]];
@@ -262,11 +263,15 @@ let delay = 500;
 function connect() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const socket = new WebSocket(`${scheme}://${location.host}${container.dataset.socket}`);
-  socket.addEventListener("open", () => { delay = 500; });
+  socket.addEventListener("open", () => {
+    delay = 500;
+    reconnecting.hidden = true;
+  });
   socket.addEventListener("message", (message) => handle(JSON.parse(message.data)));
   socket.addEventListener("close", () => {
     container.dataset.live = "false";
     if (!FINISHED.has(statusLine.dataset.status)) {
+      reconnecting.hidden = false;  // a page that froze silently read as a stalled run
       setTimeout(connect, delay);
       delay = Math.min(delay * 2, 10000);
     }

@@ -1,7 +1,7 @@
 """The run page in a real browser: the round that streams, the model's Markdown rendered the same live
 and after a reload (and nothing it writes runs), reasoning that grows and collapses, candidates
-highlighted with their verdicts' times, what a queued verdict waits for, and the kernels found before
-the run. Screenshots at desktop and phone widths; no page scrolls sideways.
+highlighted with their verdicts' times, what a queued verdict waits for, the kernels found before
+the run, and a dropped connection said while it lasts. Screenshots at desktop and phone widths; no page scrolls sideways.
 
 The model is a replay server of our own speaking vLLM's protocol (tests/inference/model_server.py),
 streaming hostile Markdown: the server under test runs the run loop in embedded mode against it.
@@ -278,3 +278,22 @@ def test_the_browser_renders_markdown_as_the_server_does(page, court_server):
     for text, (browser, server) in zip(MARKDOWN_SAMPLES, shown, strict=True):
         assert browser == server, text
     assert page.evaluate("() => window.pwned") is None
+
+
+def test_a_dropped_socket_says_reconnecting_until_it_is_back(page, court_server):
+    run = OptimizationRun.objects.create(problem=make_problem(scale=13), status="running", max_rounds=1)
+    server_back = []
+
+    def socket(route):
+        if server_back:
+            route.connect_to_server()
+        else:
+            route.close()  # as a restarting web process drops it
+
+    page.route_web_socket("**/ws/runs/**", socket)
+    page.goto(f"{court_server}{run.get_absolute_url()}")
+    expect(page.locator("#reconnecting")).to_be_visible()
+
+    server_back.append(True)
+    expect(page.locator("#reconnecting")).to_be_hidden(timeout=15_000)
+    expect(page.locator("#transcript")).to_have_attribute("data-live", "true")
