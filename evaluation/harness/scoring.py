@@ -316,8 +316,17 @@ def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
     if timing and timing.get("null_result"):
         speed = "; it runs the reference's own kernels, so it is 1.0x by construction (no speedup of its own)"
     elif timing and timing.get("speedups"):
-        speed = "; " + ", ".join(f"{s:.2f}x over {name}" for name, s in timing["speedups"].items())
+        intervals = timing.get("speedup_intervals") or {}
+        speed = "; " + ", ".join(_speedup_words(name, s, intervals.get(name)) for name, s in timing["speedups"].items())
     return f"All {len(entries)} checks passed{speed}."
+
+
+def _speedup_words(name: str, speedup: float, interval: list | None) -> str:
+    """A speedup as every page reads it (court's Speedup.difference): where its 95% interval reaches
+    within 1% of 1 it is no measurable difference, whatever the median says."""
+    if interval and len(interval) == 2 and not (interval[0] > BEATS or interval[1] < 1 / BEATS):
+        return f"no measurable difference from {name} ({speedup:.2f}x, 95% interval {interval[0]:.2f}-{interval[1]:.2f})"
+    return f"{speedup:.2f}x over {name}"
 
 
 def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
