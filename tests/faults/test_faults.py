@@ -9,6 +9,7 @@ passing each second; production beats every ten seconds, and its times scale wit
 """
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -251,3 +252,15 @@ def test_the_verification_worker_killed_mid_job_with_the_next_job_taken(sampled)
     for run_id in run_ids:
         assert_rounds_kept(sampled, run_id, made_first=made_first[run_id], rounds=1, since=fault)
     assert max(attempts for run_id in run_ids for _, _, attempts, _ in evaluations(sampled, run_id)) == 2
+
+
+def test_runs_posted_at_once_keep_the_limit(platform):
+    """Thirty runs POSTed at once by one account to the web process, counted in Redis: the limit of
+    20 an hour holds (each request's view runs in a thread of its own, all reading the count together)."""
+    body = {"problem": platform.problem_id, "backend": "vllm", "max_rounds": 1}
+
+    with ThreadPoolExecutor(30) as pool:
+        codes = list(pool.map(lambda _: platform.api("POST", "/api/runs/", json=body).status_code, range(30)))
+
+    assert sorted(codes) == [201] * 20 + [429] * 10
+    assert platform.rows("SELECT count(*) FROM kernels_optimizationrun")[0][0] == 20
