@@ -1,7 +1,7 @@
 """The error pages in a real browser, at 1280 and 390 px (issue 33): a board that does not exist, a
 comparison with one, a hidden kernel and a private run opened without its key answer the site's 404
 in its layout, saying what exists; an admin page an account may not open answers its 403; a board
-compared with itself says so. Screenshots under test-artifacts/screenshots/."""
+compared with itself says so. Screenshots of these and of a run page under test-artifacts/screenshots/."""
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -75,3 +75,12 @@ def test_an_admin_page_an_account_may_not_open_answers_the_sites_403(world, at_w
     expect(page.get_by_role("navigation", name="Main")).to_be_visible()
     assert_fits_the_width(page)
     screenshot(page, "403-admin")
+
+
+def test_the_run_page_at_both_widths(world, at_width, court_server):
+    """The run page's screenshots beside the error pages', at the widths the issue names."""
+    run = world["private"]
+    at_width.goto(f"{court_server}/runs/{run.pk}/?key={run.link_key}")
+    expect(at_width.get_by_role("heading", name=f"Run {run.pk} on Problem {run.problem_id}")).to_be_visible()
+    assert_fits_the_width(at_width)
+    screenshot(at_width, "run-page")
