@@ -170,7 +170,9 @@ class CandidateAdmin(ChangesLeaderboard, admin.ModelAdmin):
     def _curate(self, request, queryset, state, reason=""):
         for candidate in queryset:
             curation.curate_kernel(candidate=candidate, state=state, by=request.user, reason=reason)
-        self.message_user(request, f"{queryset.count()} candidates are now {state}.", messages.SUCCESS)
+        count = queryset.count()
+        said = f"{count} candidates are" if count != 1 else "1 candidate is"
+        self.message_user(request, f"{said} now {state}.", messages.SUCCESS)
 
     @admin.action(description="Re-verify selected kernels on every live architecture", permissions=["change"])
     def reverify(self, request, queryset):

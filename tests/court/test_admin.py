@@ -46,6 +46,11 @@ def test_feature_action_records_the_curator(staff_client):
     assert candidate.curation == "featured" and candidate.curated_by == staff_client.user
 
 
+def test_the_action_counts_one_candidate_in_the_singular(staff_client):
+    response = act(staff_client, "candidate", "make_featured", [make_candidate().pk])
+    assert b"1 candidate is now featured." in response.content
+
+
 def test_delisting_without_a_confirmed_report_is_refused(staff_client):
     candidate = make_candidate()
     response = act(staff_client, "candidate", "delist_confirmed", [candidate.pk])
