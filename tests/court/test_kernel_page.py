@@ -93,7 +93,7 @@ def test_bundle_holds_problem_kernel_verdict_script_and_harness(client, kernel):
     assert archive.read(f"{root}/kernel.py").decode() == kernel.code
     assert archive.read(f"{root}/problem.py").decode() == kernel.problem.source
     assert f"{root}/verdicts/h100-harness{HARNESS_VERSION}.json" in names
-    assert b"python -m evaluation.harness verify" in archive.read(f"{root}/verify.sh")
+    assert b'"$PYTHON" -m evaluation.harness verify' in archive.read(f"{root}/verify.sh")
     assert f"{root}/evaluation/harness/verdict.py" in names
 
 
@@ -129,6 +129,32 @@ def test_bundle_compare_on_another_device_compares_no_speedups(tmp_path, client,
     on_cpu = {**VERDICT, "env": {"device": "cpu"}, "timing": {**VERDICT["timing"], "speedups": {"eager": 0.9}}}
     done = run_compare(tmp_path, kernel, client, on_cpu)
     assert done.returncode == 0 and "No verdict of ours was measured on cpu" in done.stdout
+
+
+def test_bundle_compare_fails_where_the_verification_failed_here_on_another_device(tmp_path, client, kernel):
+    # A CPU without torch's baselines: no speedup to compare, but "error" where ours is "verified" is a failure.
+    failed = {
+        **VERDICT,
+        "status": "error",
+        "reason": "problem_runs: the problem's baselines failed at describe",
+        "env": {"device": "cpu"},
+        "log_excerpt": "Traceback (most recent call last):\nModuleNotFoundError: No module named 'torch'",
+    }
+    done = run_compare(tmp_path, kernel, client, failed)
+    assert done.returncode == 1 and "DIFFERS: error here, verified in our verdicts" in done.stdout
+    assert "ModuleNotFoundError: No module named 'torch'" in done.stdout
+
+
+def test_bundle_says_what_to_install_before_running_anything(tmp_path, client, kernel):
+    zipfile.ZipFile(io.BytesIO(client.get(f"/kernels/{kernel.pk}/bundle.zip").content)).extractall(tmp_path)
+    [root] = tmp_path.iterdir()
+    # A Python without torch (the system's; the suite's own has it).
+    bare = next(p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if Path(p).exists())
+    env = {**os.environ, "PYTHON": bare, "DEVICE": "cpu"}
+    done = subprocess.run(["sh", "verify.sh"], cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "torch: pip install torch" in done.stderr and not (root / "measured.json").exists()
+    assert "Needs: Python 3.11 or newer; torch" in (root / "README.txt").read_text()
 
 
 def test_bundle_re_runs_the_verification_and_sets_it_beside_ours(tmp_path, client, kernel, sandboxed_harness):
