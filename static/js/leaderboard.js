@@ -16,7 +16,8 @@ if (canvas && window.Chart) {
     },
     options: {
       animation: false,
-      scales: { y: { beginAtZero: true, title: { display: true, text: "problems" } } },
+      // A count of problems: whole numbers on the axis, never 0.5 of one.
+      scales: { y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "problems" } } },
     },
   });
 }

@@ -46,6 +46,9 @@ def test_the_code_editor_and_the_chart_are_drawn_under_the_policy(evaluation, pa
     expect(page.locator(".cm-editor .cm-gutters")).to_have_css("display", "flex")
     page.goto(f"{court_server}/leaderboard/h100/")
     page.wait_for_function("() => window.Chart && window.Chart.getChart('distribution')")
+    # The axis counts problems: whole numbers only (one problem drew 0, 0.1, ... 1.0 before, issue 33).
+    ticks = page.evaluate("() => Chart.getChart('distribution').scales.y.ticks.map(t => t.value)")
+    assert ticks and all(value == int(value) for value in ticks), ticks
 
 
 def test_the_api_docs_render_under_the_policy(page, court_server):
