@@ -128,6 +128,14 @@ def leaderboard_index(request):
     return render(request, "court/leaderboard.html", {"archs": [], "arch": None})
 
 
+def _measured_baselines(summary: list) -> dict:
+    """The summary's rows of the baselines measured on this board, and the names of those never measured
+    here (compile and CUDA graphs are not timed on a CPU): said once, not as rows of dashes."""
+    measured = {s.baseline for s in summary if s.verified}
+    unmeasured = list(dict.fromkeys(s.baseline for s in summary if s.baseline not in measured)) if measured else []
+    return {"summary": [s for s in summary if s.baseline not in unmeasured], "unmeasured_baselines": unmeasured}
+
+
 def _board_html(board: leaderboard.Board) -> dict:
     """What of the leaderboard's page depends on the board alone: each row and the summary, made
     once per change of the leaderboard (Board.kept), not on every request."""
@@ -135,7 +143,8 @@ def _board_html(board: leaderboard.Board) -> dict:
     return {
         "rows": {r.kernel: row.render({"row": r}) for r in board.rows},
         "summary": render_to_string(
-            "court/leaderboard_summary.html", {"arch": board.arch, "summary": board.summary, "chart": board.chart}
+            "court/leaderboard_summary.html",
+            {"arch": board.arch, "chart": board.chart, **_measured_baselines(board.summary)},
         ),
     }
 

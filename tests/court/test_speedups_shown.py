@@ -80,3 +80,13 @@ def test_the_kernel_page_says_what_its_interval_covers(client):
     assert "where a second verification in fresh processes reads" in content
     assert "spread between processes (0.031" in content and "from 12 A/A controls" in content
     assert "last A/A control read off 1.0" in content
+
+
+def test_the_summary_says_once_which_baselines_were_not_measured_here(client, noisy):
+    content = client.get("/leaderboard/h100/").content.decode()
+
+    assert "Not measured on h100: compile, compile-ro, cudagraph" in content
+    summary = content[
+        content.index('<table class="summary">') : content.index("</table>", content.index('<table class="summary">'))
+    ]
+    assert "<td>eager</td>" in summary and "<td>compile</td>" not in summary
