@@ -4,6 +4,7 @@
         [--baselines eager,compile,compile-ro,cudagraph] [--json] [--proof-inputs F.py]
         [--baseline-cache DIR] [--keep-control] [--plan JSON] [--limits JSON]
     python -m evaluation.harness inspect --problem P.py [--device cpu|cuda]
+    python -m evaluation.harness probe --problem P.py --baseline-cache DIR [--device cpu|cuda]
     python -m evaluation.harness build --problem P.py --candidate C.py [--device cuda] [--ahead]
     python -m evaluation.harness release pack --state DIR --name NAME --out FILE.jsonl.gz [--partial]
     python -m evaluation.harness release check FILE.jsonl.gz
@@ -25,7 +26,7 @@ import sys
 from pathlib import Path
 
 from evaluation.harness import release, release_report
-from evaluation.harness.pipeline import build, inspect_problem, verify
+from evaluation.harness.pipeline import build, inspect_problem, probe, verify
 from evaluation.harness.verdict import BASELINES
 
 
@@ -79,6 +80,14 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="keep the A/A control in --baseline-cache as the device's: only where you vouch for the problem and the candidate",
     )
+    probe_parser = commands.add_parser(
+        "probe", help="an A/A probe of the device: the problem's own Model as the candidate, its control kept as the device's"
+    )
+    probe_parser.add_argument("--problem", required=True, help="a problem you vouch for (KernelBench's)")
+    probe_parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    probe_parser.add_argument("--baseline-cache", required=True, help="where the device's controls are kept")
+    probe_parser.add_argument("--plan", help="JSON object of Plan fields to change")
+    probe_parser.add_argument("--limits", help="JSON object of Limits fields to change")
     look = commands.add_parser("inspect", help="run the problem alone and report degeneracy, scale, FLOPs and bytes")
     look.add_argument("--problem", required=True)
     look.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
@@ -120,6 +129,17 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "release":
         return release_main(args)
+    if args.command == "probe":
+        verdict = probe(
+            _read(args_parser, args.problem),
+            device=args.device,
+            baseline_cache_dir=args.baseline_cache,
+            plan=_json_arg(args_parser, args.plan, "plan"),
+            limits=_json_arg(args_parser, args.limits, "limits"),
+        )
+        control = (verdict.get("timing") or {}).get("control") or {}
+        print(json.dumps({"status": verdict["status"], "reason": verdict["reason"], "control": control}))
+        return 0
     problem = _read(args_parser, args.problem)
     candidate = _read(args_parser, args.candidate)
     limits = _json_arg(args_parser, args.limits, "limits")

@@ -197,6 +197,17 @@ def test_cli_inspects_a_problem(harness_cli):
     assert json.loads(done.stdout)["degenerate"] is True
 
 
+def test_cli_probes_the_device_and_keeps_its_control(harness_cli, tmp_path):
+    done = harness_cli(
+        "probe", "--problem", str(PROBLEMS / "matmul.py"), "--baseline-cache", str(tmp_path), "--plan", json.dumps(SMALL_PLAN)
+    )
+
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["status"] == "verified" and reply["control"]["speedup"] > 0, reply
+    assert len(list(tmp_path.glob("controls-*.jsonl"))) == 1
+
+
 def test_verify_refuses_an_unknown_device(verifier):
     with pytest.raises(ValueError, match="device"):
         verifier.verify_sources(problem("matmul"), candidate("honest_matmul"), device="tpu")
