@@ -124,13 +124,15 @@ def test_manage_py_check_deploy_is_clean_with_hsts_preload_asked_for(tmp_path):
     assert "System check identified no issues (0 silenced)." in result.stdout
 
 
+# A route that answers without the database or the static files' manifest, neither of which this
+# process has: the API's 404 (the site's 404 page lists the boards and names its stylesheet).
 HTTP_PROBE = """
 import django, json
 django.setup()
 from django.test import Client
 client = Client(HTTP_HOST="court.example")
-plain = client.get("/no-such-page/")
-forwarded = client.get("/no-such-page/", headers={"X-Forwarded-Proto": "https"})
+plain = client.get("/api/no-such-page/")
+forwarded = client.get("/api/no-such-page/", headers={"X-Forwarded-Proto": "https"})
 print(json.dumps({
     "plain": [plain.status_code, plain.headers.get("Location")],
     "forwarded": [forwarded.status_code, forwarded.headers.get("Location"), forwarded.headers.get("Strict-Transport-Security")],
@@ -146,7 +148,7 @@ def http_answers(tmp_path, **variables) -> dict:
 
 def test_plain_http_is_redirected_and_https_through_our_proxy_gets_hsts(tmp_path):
     answers = http_answers(tmp_path, **GOOD_PRODUCTION)
-    assert answers["plain"] == [301, "https://court.example/no-such-page/"]
+    assert answers["plain"] == [301, "https://court.example/api/no-such-page/"]
     assert answers["forwarded"] == [404, None, "max-age=31536000; includeSubDomains"]
 
 
@@ -154,4 +156,4 @@ def test_a_client_claiming_https_is_not_believed_without_a_proxy_of_ours(tmp_pat
     variables = dict(GOOD_PRODUCTION)
     del variables["COURT_TRUSTED_PROXIES"]
     answers = http_answers(tmp_path, **variables)
-    assert answers["forwarded"][:2] == [301, "https://court.example/no-such-page/"]
+    assert answers["forwarded"][:2] == [301, "https://court.example/api/no-such-page/"]
