@@ -29,6 +29,7 @@ measure unless --partial.
 """
 
 import argparse
+import concurrent.futures
 import json
 import subprocess
 import sys
@@ -51,8 +52,8 @@ from benchmarks.harness_cuda_l1 import (
     run_cli,
     verify_args,
 )
-from evaluation.harness import release
-from evaluation.harness.verdict import BASELINES
+from evaluation.harness import baseline_cache, release
+from evaluation.harness.verdict import BASELINES, HARNESS_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 FAILURES = "failures.jsonl"  # CLI runs that gave no verdict: tried again on the next run
@@ -298,6 +299,38 @@ def measure(
     return record
 
 
+def probe_devices(candidates: list[dict], state: Path, *, device: str, gpus: list[str], limits, env: dict, wanted: int) -> None:
+    """A/A probes (`harness probe`: a level-1 problem's own Model as the candidate, no user code) before
+    any candidate, one per GPU at a time, until the device keeps the controls its stated intervals need
+    (`baseline_cache.control_due`): without them every verdict states its process's spread only."""
+    cache = state / "baselines"
+    problems = sorted({(c["task"], c["problem"]) for c in candidates if c["level"] == 1 and c["problem"].strip()})
+    passed = 0
+    for first in range(0, min(len(problems), 3 * wanted), len(gpus)):
+        if passed >= wanted and not baseline_cache.control_due(str(cache), device, HARNESS_VERSION):
+            return
+        batch = list(zip(gpus, problems[first : first + len(gpus)]))
+        with tempfile.TemporaryDirectory() as scratch, concurrent.futures.ThreadPoolExecutor(len(batch)) as pool:
+
+            def one(gpu_problem):
+                gpu, (task, source) = gpu_problem
+                path = Path(scratch) / f"probe_L1T{task}.py"
+                path.write_text(source)
+                lock = str((state / f"device-{gpu}.lock").resolve())
+                args = ["probe", "--problem", str(path), "--device", device, "--baseline-cache", str(cache)]
+                args += ["--limits", json.dumps({**(limits or {}), "build_cache_dir": BUILD_CACHE, "device_lock_path": lock})]
+                reply, wall, log = run_cli(args, 900, env={**env, "CUDA_VISIBLE_DEVICES": gpu} if device == "cuda" else env)
+                status = (reply or {}).get("status")
+                control = (reply or {}).get("control") or {}
+                shown = f"probe L1T{task} on gpu {gpu}: {status} ({wall:.0f} s), A/A {control.get('speedup')}"
+                print(shown if reply else f"{shown}: {log[-300:]}", flush=True)
+                return status == "verified"
+
+            passed += sum(pool.map(one, batch))
+    slots = cache / "controls-devices.json"
+    print(f"{passed} probes verified; the devices' controls: {slots.read_text() if slots.exists() else 'none'}", flush=True)
+
+
 def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
     state = args.state
     state.mkdir(parents=True, exist_ok=True)
@@ -324,6 +357,8 @@ def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
     timeout = (release.public_limits(limits)["wall_time_s"]) + 300
     # The builds ahead and the verifications compile for the same architectures, so the build is reused.
     compiled_for = {"TORCH_CUDA_ARCH_LIST": architectures} if architectures else {}
+    if args.probes and todo:
+        probe_devices(candidates, state, device=args.device, gpus=gpus, limits=limits, env=compiled_for, wanted=args.probes)
 
     def one(candidate, gpu, waited):
         env = {**compiled_for, "CUDA_VISIBLE_DEVICES": gpu} if args.device == "cuda" else None
@@ -408,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limits", help="JSON object of Limits fields to change")
     parser.add_argument("--only", default="", help="only these entries: L1T1,L2T3 or @FILE (one per line)")
     parser.add_argument("--gpus", default="all", help="cuda: the GPUs to verify on, e.g. 0,1,2,3 (default: every GPU)")
+    parser.add_argument("--probes", type=int, default=3, help="A/A probes of the device first, until it keeps this many controls")
     parser.add_argument("--parallel", type=int, default=2, help="verifications at a time on each GPU")
     parser.add_argument(
         "--build-cpus", type=int, default=0, help="builds ahead at a time on the CPU cores (0: each verification builds)"

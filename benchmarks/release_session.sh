@@ -13,6 +13,7 @@
 # Carry STATE back (tar xzf state.tgz) and `start` it again on a fresh machine to resume: the batch
 # reads its verdicts first and measures nothing twice.
 #
+# The batch first probes the device (A/A, no user code) until it keeps the controls its intervals need.
 # BUDGET_S (default 1500): no verification starts after this many seconds, so the batch stops
 # cleanly inside a lease (one still running then ends within its wall limit); BUILD_CPUS (default:
 # the cores less 2 per GPU) builds ahead at a time; PARALLEL (default 2) verifications at a time
