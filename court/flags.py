@@ -23,7 +23,7 @@ FLAGS = {
     ),
     "hidden_work": (
         "Some work was still running on the device after the call returned (another stream or thread), beyond what "
-        "the eager reference leaves: a little of the kernel's time may be missing from its number."
+        "the eager reference leaves: that much was added to each call's time, so the number counts it."
     ),
     "host_bound": (
         "The host spent most of the call issuing work or waiting, so the figure measures the CPU as much as the GPU "

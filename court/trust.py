@@ -54,9 +54,13 @@ FAMILIES = [
         (
             "tests/harness/test_checks.py::test_work_left_past_each_calls_end_is_rejected",
             "tests/harness/test_checks.py::test_work_left_after_every_burst_is_rejected_and_a_little_is_flagged",
+            "tests/harness/test_checks.py::test_work_left_below_the_rejection_gains_nothing",
             "tests/harness/test_gpu.py::test_work_hidden_on_another_stream_is_rejected",
         ),
-        why="The device is drained after every call and burst; work still running then is rejected, a little is flagged.",
+        why=(
+            "The device is drained after every call and burst; work still running then is rejected, and a little is "
+            "flagged and added to each call's time."
+        ),
     ),
     Family(
         "Background threads and processes",

@@ -119,8 +119,10 @@ def median_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
 
 
 def steady_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
-    """One side's steady-state median (calls back to back), else its latency median."""
-    samples = evidence.steady_samples(who)
+    """One side's steady-state median (calls back to back; the candidate's charged with the work it left,
+    checks.leftover_counted_ms), else its latency median."""
+    rounds = checks.charged_rounds(evidence, who) if who == CANDIDATE else evidence.steady_rounds(who)
+    samples = [x for xs in rounds.values() for x in xs]
     return measurement.summarize(samples)["median_ms"] if samples else median_ms(evidence, who)
 
 
@@ -168,13 +170,14 @@ def aa_control(evidence: Evidence, resamples: int = 1000) -> dict | None:
     against eager in the baseline process, in the same rounds. Both run the same code, so the ratio is
     1.0 unless this host times the two kinds of process unalike; `off` where its 95% interval lies
     wholly beyond the band a win must clear (verdict.BEATS either way)."""
-    control, eager = evidence.steady_rounds(CONTROL), evidence.steady_rounds("eager")
+    # Each charged for the work it left on the device, as the headline charges the candidate (scoring._bursts).
+    control, eager = checks.charged_rounds(evidence, CONTROL), evidence.steady_rounds("eager")
     if not control or not eager:
         return None
     control_samples = [x for r in control.values() for x in r]
     eager_samples = [x for r in eager.values() for x in r]
     interval = measurement.speedup_interval(eager, control, resamples=resamples)
-    candidate = evidence.steady_rounds(CANDIDATE)
+    candidate = checks.charged_rounds(evidence, CANDIDATE)
     over_control = measurement.speedup_interval(control, candidate, resamples=resamples) if candidate else None
     return {
         "what": (

@@ -170,13 +170,15 @@ class Verification:
         self.idle_mark: tuple[int, float] | None = None
         self.harness_tasks: set[int] | None = None
         self.closed = False
-        if plan.control is not None:
+        if keep_control:
+            self.control = True  # a control to keep, whatever the plan
+        elif plan.control is not None:
             self.control = plan.control
         elif device == "cpu":
             self.control = True
         else:
             # A sample of a GPU's verdicts judge themselves by their own control; a probe always runs one.
-            self.control = keep_control or self.rng.random() < plan.control_share
+            self.control = self.rng.random() < plan.control_share
         # What this verification holds until it ends (its build caches, against eviction).
         self.holds = contextlib.ExitStack()
         self.build_root: Path | None = None

@@ -1,8 +1,9 @@
 """The registry decides: integrity before faults before correctness, and every check that ran
 is reported."""
 
-from evaluation.harness import checks, flags
-from evaluation.harness.evidence import CANDIDATE, TIMED, TRIAL, Call, Evidence, Fault
+from evaluation.harness import checks, flags, scoring
+from evaluation.harness.evidence import CANDIDATE, STEADY, TIMED, TRIAL, Call, Evidence, Fault
+from evaluation.harness.limits import Limits, Plan
 
 GOOD_LEAF = {
     "type": "torch.Tensor",
@@ -259,3 +260,38 @@ def test_work_left_past_each_calls_end_is_rejected():
     small = settling_after(0.015)
     assert checks.no_hidden_work(small).passed and "after the candidate's calls had ended" in checks.hidden_work(small)
     assert checks.hidden_work(settling_after(0.0065)) is None
+
+
+def _drained(candidate_settle_ms: float) -> dict:
+    """A CUDA verdict of six steady rounds: eager's calls 7 us each, the candidate's 2 us on the calling
+    stream, each call followed by a drain `candidate_settle_ms` long (eager's: 6 us, the host's wake-up)."""
+    evidence = _evidence()
+    evidence.device = "cuda"
+    evidence.steady = {"rounds": 6, "stopped_by": "interval"}
+    for number in range(1, 7):
+        for who, ms, settle in (("eager", 0.007, 0.006), (CANDIDATE, 0.002, candidate_settle_ms)):
+            for index in range(4):
+                jitter = 1 + 0.002 * ((number + index) % 3)
+                timing = {"ms": ms * jitter, "settle_ms": settle}
+                evidence.calls.append(Call(who, STEADY, 0, {"ok": True}, ms, timing=timing, burst=(number, index)))
+            evidence.bursts.append(
+                {"who": who, "phase": STEADY, "round": number, "calls": 4, "wall_ms": 4.0, "sum_ms": 4 * ms, "leftover_ms": 0.0}
+            )
+    return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
+
+
+def test_work_left_below_the_rejection_gains_nothing():
+    """A product of a few microseconds left on a side stream, below no_hidden_work's floor, read 3.4x over
+    eager on an H200 (tests/harness/candidates/gpu_side_stream.py) while it was only flagged. Each call is
+    charged its drain beyond eager's where the flag sees it: the speedup is what all its work costs. A
+    drain within the hosts' wake-ups (0.5 us) is charged nothing."""
+    hidden = _drained(0.006 + 0.005)
+    honest = _drained(0.006 + 0.0005)
+
+    passed = {c["name"]: c["passed"] for c in hidden["checks"]}
+    assert passed["no_hidden_work"] and "hidden_work" in hidden["flags"]
+    steady = hidden["timing"]["measures"]["steady_state"]
+    assert abs(steady["candidate"]["leftover_charged_us"] - 5.0) < 1e-6
+    assert 0.95 < hidden["timing"]["speedups"]["eager"] < 1.05
+    assert honest["timing"]["measures"]["steady_state"]["candidate"]["leftover_charged_us"] == 0.0
+    assert 3.4 < honest["timing"]["speedups"]["eager"] < 3.6
