@@ -357,8 +357,9 @@ def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
     timeout = (release.public_limits(limits)["wall_time_s"]) + 300
     # The builds ahead and the verifications compile for the same architectures, so the build is reused.
     compiled_for = {"TORCH_CUDA_ARCH_LIST": architectures} if architectures else {}
-    if args.probes and todo:
-        probe_devices(candidates, state, device=args.device, gpus=gpus, limits=limits, env=compiled_for, wanted=args.probes)
+    probes = args.probes if args.probes is not None else (3 if args.device == "cuda" else 0)
+    if probes and todo:
+        probe_devices(candidates, state, device=args.device, gpus=gpus, limits=limits, env=compiled_for, wanted=probes)
 
     def one(candidate, gpu, waited):
         env = {**compiled_for, "CUDA_VISIBLE_DEVICES": gpu} if args.device == "cuda" else None
@@ -443,7 +444,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limits", help="JSON object of Limits fields to change")
     parser.add_argument("--only", default="", help="only these entries: L1T1,L2T3 or @FILE (one per line)")
     parser.add_argument("--gpus", default="all", help="cuda: the GPUs to verify on, e.g. 0,1,2,3 (default: every GPU)")
-    parser.add_argument("--probes", type=int, default=3, help="A/A probes of the device first, until it keeps this many controls")
+    parser.add_argument(
+        "--probes",
+        type=int,
+        help="A/A probes of the device first, until it keeps this many controls (default: 3 on cuda; a CPU verdict runs its own)",
+    )
     parser.add_argument("--parallel", type=int, default=2, help="verifications at a time on each GPU")
     parser.add_argument(
         "--build-cpus", type=int, default=0, help="builds ahead at a time on the CPU cores (0: each verification builds)"
