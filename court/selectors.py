@@ -8,7 +8,7 @@ from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Length
 
 from court.leaderboard import BoardRow, ComparedRow, problem_order
-from court.models import Candidate, Evaluation, HackReport, OptimizationRun, Problem, RunEvent
+from court.models import Candidate, Curation, Evaluation, HackReport, OptimizationRun, Problem, RunEvent
 from evaluation.harness import HARNESS_VERSION
 
 
@@ -279,10 +279,65 @@ class ProblemFilters:
 # Consecutive deltas of one kind are joined into one message, up to this many characters.
 TRANSCRIPT_CHUNK_CHARS = 16_000
 DELTA_KINDS = (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER)
+# What a run's viewer reads where staff hid a kernel of its round: a message of this kind.
+REMOVED = "removed"
+REMOVED_BY_STAFF = "Removed by staff: this round's kernel was hidden, with what the model wrote for it."
+PROMPT_REMOVED = "Removed by staff: this prompt quotes a kernel that was hidden."
 
 
-def run_transcript(run_id: int) -> list[dict]:
-    """The stored events in order, with runs of deltas joined so a long transcript is few messages."""
+@dataclass(frozen=True)
+class RunRedaction:
+    """What of one run one viewer may not see: the kernels of the run hidden from them, and every
+    trace of those in the run's transcript (court.models.visibility). The one place that says so,
+    for the run's page, its socket (replay and live) and its API answer.
+
+    A hidden kernel's traces: its announcement (its code and URL) and the verdicts fed back (its code
+    again), the model's reasoning and answer in its round (which quote its code), and the prompts of
+    later rounds (which quote it as history). Each is replaced by a note keeping its sequence number
+    (kind "removed", which a page shows once per round; a prompt keeps its kind, which no page shows),
+    so the socket's numbering has no gap.
+    Staff see everything: each hidden kernel's announcement is marked (`data.hidden`)."""
+
+    removed: dict[int, int]  # the hidden kernels, by pk, with their round
+    marked: frozenset[int] = frozenset()  # hidden kernels shown to staff
+
+    @classmethod
+    def of(cls, run_id: int, *, user) -> "RunRedaction":
+        """What `user`, who may see the run `run_id` (asked before), may not see of it. Seeing the run
+        is holding it where it is a paste's: its kernels are held through it."""
+        kernels = Candidate.objects.filter(run_id=run_id)
+        if user is not None and user.is_staff:
+            return cls(removed={}, marked=frozenset(kernels.filter(curation=Curation.HIDDEN).values_list("pk", flat=True)))
+        visible = Candidate.objects.visible_to(user, runs=[run_id]).values("pk")
+        return cls(removed=dict(kernels.exclude(pk__in=visible).values_list("pk", "round")))
+
+    def shows(self, candidate_id) -> bool:
+        return candidate_id not in self.removed
+
+    def message(self, message: dict) -> dict | None:
+        """A message of the run's socket (an event of its transcript, or an evaluation's progress)
+        as this viewer sees it; None where it is about a hidden kernel and nothing else."""
+        kind, data = message["kind"], message.get("data") or {}
+        if kind == "evaluation":
+            return message if self.shows(message["candidate"]) else None
+        if kind == RunEvent.Kind.CANDIDATE and data.get("candidate") in self.marked:
+            return {**message, "data": {**data, "hidden": True}}
+        rounds = set(self.removed.values())
+        if kind == RunEvent.Kind.PROMPT and any(message["round"] > round for round in rounds):
+            return {**message, "text": PROMPT_REMOVED}  # no page shows prompts: no note either
+        if (kind in (RunEvent.Kind.CANDIDATE, RunEvent.Kind.VERDICTS) and not self.shows(data.get("candidate"))) or (
+            kind in DELTA_KINDS and message["round"] in rounds
+        ):
+            return {"kind": REMOVED, "seq": message.get("seq"), "round": message["round"], "text": REMOVED_BY_STAFF, "data": {}}
+        return message
+
+    def messages(self, messages: list[dict]) -> list[dict]:
+        return [seen for message in messages if (seen := self.message(message)) is not None]
+
+
+def run_transcript(run_id: int, *, redaction: RunRedaction) -> list[dict]:
+    """The stored events in order as the viewer of `redaction` sees them, with runs of deltas joined
+    so a long transcript is few messages."""
     messages: list[dict] = []
     for event in RunEvent.objects.filter(run_id=run_id).order_by("seq").iterator():
         last = messages[-1] if messages else None
@@ -296,13 +351,14 @@ def run_transcript(run_id: int) -> list[dict]:
             last["seq"] = event.seq
         else:
             messages.append(event.as_message())
-    return messages
+    return redaction.messages(messages)
 
 
-def run_events_between(run_id: int, *, after: int, before: int) -> list[dict]:
-    """The stored events numbered after `after` and before `before`, in order, one message each."""
+def run_events_between(run_id: int, *, after: int, before: int, redaction: RunRedaction) -> list[dict]:
+    """The stored events numbered after `after` and before `before`, in order, one message each, as
+    the viewer of `redaction` sees them."""
     events = RunEvent.objects.filter(run_id=run_id, seq__gt=after, seq__lt=before).order_by("seq")
-    return [event.as_message() for event in events]
+    return redaction.messages([event.as_message() for event in events])
 
 
 def verified_kernels_of(problem: Problem) -> QuerySet[Evaluation]:

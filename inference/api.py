@@ -9,6 +9,7 @@ from court.api.serializers import JsonTypes
 from court.models import OptimizationRun, Problem
 from court.rate_limits import ScopedWrites
 from court.run_links import held_runs, opens
+from court.selectors import RunRedaction
 from inference import services
 from inference.backends import available_backends
 
@@ -36,7 +37,7 @@ class RunSerializer(JsonTypes, serializers.ModelSerializer):
     )
     url = serializers.CharField(source="get_absolute_url", read_only=True)
     stream = serializers.SerializerMethodField()
-    candidates = serializers.PrimaryKeyRelatedField(many=True, read_only=True)
+    candidates = serializers.SerializerMethodField()
 
     class Meta:
         model = OptimizationRun
@@ -66,6 +67,11 @@ class RunSerializer(JsonTypes, serializers.ModelSerializer):
 
     def get_stream(self, run) -> str:
         return f"/ws/runs/{run.pk}/"
+
+    def get_candidates(self, run) -> list[int]:
+        """The run's candidates the caller may see: none staff hid from them (court.selectors.RunRedaction)."""
+        redaction = RunRedaction.of(run.pk, user=getattr(self.context.get("request"), "user", None))
+        return [candidate.pk for candidate in run.candidates.all() if redaction.shows(candidate.pk)]
 
 
 class RunViewSet(

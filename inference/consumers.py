@@ -6,6 +6,10 @@ sequence number) are dropped. Events other than status changes are published bef
 stored (inference.transcript): those published before the socket joined and not stored when it
 read the transcript show up as a gap in the sequence numbers of the live events, and are read from
 the database once stored.
+
+Every message, replayed or live, goes through the viewer's court.selectors.RunRedaction: a kernel
+staff hid from them is never sent, nor what quotes it. When staff hide or show a kernel the socket
+replays the whole transcript again, redacted anew, and the page rebuilds itself from it.
 """
 
 import asyncio
@@ -13,12 +17,13 @@ import logging
 import time
 
 from channels.db import database_sync_to_async
+from django.contrib.auth.models import AnonymousUser
 
-from court.consumers import EventsConsumer
+from court.consumers import NOT_FOUND, EventsConsumer
 from court.live.events import evaluation_event, run_group
 from court.models import Evaluation, OptimizationRun
 from court.run_links import held_runs
-from court.selectors import run_events_between, run_transcript
+from court.selectors import RunRedaction, run_events_between, run_transcript
 from inference.presentation import with_highlighted_code
 from inference.transcript import WRITE_INTERVAL_S
 
@@ -47,17 +52,34 @@ class RunConsumer(EventsConsumer):
         self.run_id = int(self.scope["url_route"]["kwargs"]["run_id"])
         if not await super().connect():
             return
-        transcript = await database_sync_to_async(run_transcript)(self.run_id)
+        await self.replay()
+
+    async def replay(self):
+        """The stored transcript and the evaluations' state, as this viewer may see them now; live
+        events numbered after the transcript's last one follow (court_event)."""
+        user = self.scope.get("user", AnonymousUser())
+        self.redaction = await database_sync_to_async(RunRedaction.of)(self.run_id, user=user)
+        transcript = await database_sync_to_async(run_transcript)(self.run_id, redaction=self.redaction)
         for message in transcript:
             await self.send_json({**with_highlighted_code(message), "replay": True})
-        if transcript:
-            self.sent_seq = transcript[-1]["seq"]
-        for message in await database_sync_to_async(current_evaluations)(self.run_id):
+        # A replay again (court_recheck) may end before what was sent live: that is read again too.
+        self.sent_seq = transcript[-1]["seq"] if transcript else 0
+        for message in self.redaction.messages(await database_sync_to_async(current_evaluations)(self.run_id)):
             await self.send_json({**message, "replay": True})
         await self.send_json({"kind": "replayed", "seq": self.sent_seq})
 
+    async def court_recheck(self, message):
+        """Staff changed what may be seen: closed where the viewer may no longer see the run, else
+        replayed as they may see it now."""
+        if not await database_sync_to_async(self.may_listen)(self.scope.get("user", AnonymousUser())):
+            await self.close(code=NOT_FOUND)
+            return
+        await self.replay()
+
     async def court_event(self, message):
-        event = message["event"]
+        event = self.redaction.message(message["event"])
+        if event is None:
+            return
         seq = event.get("seq")
         if seq is not None:
             if seq <= self.sent_seq:
@@ -75,7 +97,9 @@ class RunConsumer(EventsConsumer):
         """Events after..before (exclusive) from the database, waiting until they are all stored."""
         deadline = time.monotonic() + MISSED_EVENTS_WAIT_S
         while True:
-            events = await database_sync_to_async(run_events_between)(self.run_id, after=after, before=before)
+            events = await database_sync_to_async(run_events_between)(
+                self.run_id, after=after, before=before, redaction=self.redaction
+            )
             if len(events) == before - after - 1 or not wait:
                 return events
             if time.monotonic() > deadline:

@@ -6,10 +6,12 @@ renders the same from the socket's events, and must agree with them (tests/e2e/t
 from court.models import Evaluation, OptimizationRun, RunEvent
 from court.models.evaluations import NO_DIFFERENCE, Speedup
 from court.presentation import format_ms, highlighted_python
+from court.selectors import REMOVED
 from inference.markdown import render_markdown
 
 MARKDOWN_KINDS = (RunEvent.Kind.REASONING, RunEvent.Kind.ANSWER)
-SHOWN_KINDS = (*MARKDOWN_KINDS, RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE, RunEvent.Kind.ERROR)
+# REMOVED: what staff hid of a round (court.selectors.RunRedaction), said once per round.
+SHOWN_KINDS = (*MARKDOWN_KINDS, RunEvent.Kind.CANDIDATE, RunEvent.Kind.NO_CANDIDATE, RunEvent.Kind.ERROR, REMOVED)
 # Baselines shown beside each verdict on the run page (the kernel page shows them all).
 BASELINES = (("eager", "eager"), ("compile", "torch.compile"))
 
@@ -24,11 +26,14 @@ def with_highlighted_code(message: dict) -> dict:
 def transcript_blocks(messages: list[dict], evaluations: dict[int, list[Evaluation]], *, waits: dict[int, str]) -> list[dict]:
     """The stored transcript as the page shows it: one Markdown block per run of deltas of one kind
     and round (however the store chunked them), each candidate with its code and verdicts, and
-    what each queued verdict waits for (`waits`, by evaluation)."""
+    what each queued verdict waits for (`waits`, by evaluation); one note per round of what staff
+    removed from it."""
     blocks: list[dict] = []
     for message in messages:
         kind = message["kind"]
         if kind not in SHOWN_KINDS:
+            continue
+        if kind == REMOVED and any(b["kind"] == REMOVED and b["round"] == message["round"] for b in blocks):
             continue
         last = blocks[-1] if blocks else None
         if kind in MARKDOWN_KINDS and last is not None and (last["kind"], last["round"]) == (kind, message["round"]):

@@ -105,9 +105,11 @@ def _controls(request, run: OptimizationRun) -> bool:
 
 def run_detail(request, pk):
     run = _visible_run(request, pk)
-    evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in run.candidates.all()}
+    redaction = selectors.RunRedaction.of(run.pk, user=request.user)
+    shown = [candidate for candidate in run.candidates.all() if redaction.shows(candidate.pk)]
+    evaluations = {candidate.pk: list(candidate.evaluations.all()) for candidate in shown}
     waits = waits_for(e for found in evaluations.values() for e in found)
-    transcript = selectors.run_transcript(run.pk)
+    transcript = selectors.run_transcript(run.pk, redaction=redaction)
     blocks = presentation.transcript_blocks(transcript, evaluations, waits={pk: wait.sentence() for pk, wait in waits.items()})
     return render(
         request,
@@ -131,7 +133,9 @@ def run_waits(request, pk):
     """What each of the run's queued evaluations waits for, for the live page to show beside it, and
     what the run waits for while it is queued itself."""
     run = _visible_run(request, pk)
-    waits = waits_for(Evaluation.objects.filter(candidate__run=run, status=Evaluation.Status.QUEUED))
+    queued = Evaluation.objects.filter(candidate__run=run, status=Evaluation.Status.QUEUED)
+    hidden = selectors.RunRedaction.of(run.pk, user=request.user).removed
+    waits = waits_for(queued.exclude(candidate__in=list(hidden)))
     return JsonResponse({"waits": {str(pk): wait.sentence() for pk, wait in waits.items()}, "run": queued_wait(run)})
 
 

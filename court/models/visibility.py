@@ -8,13 +8,16 @@ The words, as everything here uses them:
   a pasted module is unlisted until staff promote it. A candidate is public unless staff hid it
   or its problem is not public (its page, diff and bundle show the problem). Kernels under review
   or delisted for a confirmed hack stay public, with their reason shown. An evaluation is public
-  when its candidate is. A run is public when its problem is and none of its candidates is hidden:
-  its transcript (prompts, the model's answers, the verdicts fed back) quotes the problem and
-  every candidate.
+  when its candidate is. A run is public when its problem is. Its transcript (prompts, the model's
+  answers, the verdicts fed back) quotes the problem and every candidate: whoever sees the run sees
+  it without the candidates hidden from them, each hidden one's traces replaced by a note that staff
+  removed it (court.selectors.RunRedaction, the one place that redacts a run for its page, socket
+  and API).
 - **held**: a pasted module belongs to its runs. A run on an unlisted problem is seen by whoever
   holds its link (its key, remembered by the browser that opened it: court.run_links) and by the
-  account that started it; so are its problem and its candidates (not hidden ones), the problem
-  also by the account that pasted it. Nothing held is ever listed.
+  account that started it, hidden candidates redacted as above; so are its problem and its
+  candidates (not hidden ones), the problem also by the account that pasted it. Nothing held is
+  ever listed.
 - **listed**: public and shown in lists: the problem list and a problem's kernels, the leaderboard,
   its statistics and export, the tabs, what a run shows as already known, and what fan-out
   catches up or re-verifies. A problem is listed when public (it has no state in between); a
@@ -146,10 +149,10 @@ class EvaluationQuerySet(VisibilityQuerySet):
 
 class RunQuerySet(VisibilityQuerySet):
     def public(self):
-        return self.filter(public_problem_q("problem__")).exclude(candidates__curation=Curation.HIDDEN)
+        return self.filter(public_problem_q("problem__"))
 
     def held(self, user, runs):
-        return self.filter(held_q(user, runs, run="", problem="problem__")).exclude(candidates__curation=Curation.HIDDEN)
+        return self.filter(held_q(user, runs, run="", problem="problem__"))
 
 
 # What someone who pastes a hidden problem's module reads: they hold its source, nothing more.

@@ -109,6 +109,7 @@ function candidateSection(event) {
   const heading = el("h2", {}, "Candidate ");
   heading.append(el("a", { href: event.data.url }, `#${event.data.candidate}`));
   heading.append(` (${event.data.language}), round ${event.round}`);
+  if (event.data.hidden) heading.append(" ", el("small", { class: "hidden-mark" }, "Hidden by staff: shown to staff only"));
   const table = el("table", { class: "archs" });
   const head = el("tr");
   for (const title of ["Architecture", "Status", "This kernel", "vs eager", "vs torch.compile", "Reason"]) {
@@ -229,6 +230,13 @@ function note(event) {
   container.append(el("p", { class: "errors", "data-kind": "note" }, `Round ${event.round}: ${event.text}`));
 }
 
+// What staff hid of a round (its kernel, and what the model wrote for it) arrives as one "removed"
+// event per event it replaces: the round says so once.
+function removed(event) {
+  if (container.querySelector(`[data-kind="removed"][data-round="${event.round}"]`)) return;
+  container.append(el("p", { class: "removed", "data-kind": "removed", "data-round": String(event.round) }, `Round ${event.round}: ${event.text}`));
+}
+
 const handlers = {
   reasoning: appendDelta,
   answer: appendDelta,
@@ -237,6 +245,7 @@ const handlers = {
   status: updateStatus,
   no_candidate: note,
   error: note,
+  removed,
 };
 
 let replaying = false;

@@ -93,7 +93,8 @@ async def test_sockets_for_a_kernel_and_an_architecture_that_exist_open():
 
 
 async def test_hiding_what_a_socket_follows_closes_it():
-    """Staff hide a kernel, then its problem: the open kernel and run sockets close (as a 404)."""
+    """Staff hide a kernel: its open socket closes (as a 404), its run's replays without it; then
+    its problem: the run's closes too."""
 
     def kernel_of_a_run():
         run = OptimizationRun.objects.create(problem=make_problem(scale=5))
@@ -106,8 +107,11 @@ async def test_hiding_what_a_socket_follows_closes_it():
         pass
 
     await sync_to_async(curation.curate_kernel)(candidate=candidate, state=Curation.HIDDEN, by=None, reason="leaks a key")
-    for communicator in (kernel_socket, run_socket):
-        assert await communicator.receive_output(timeout=5) == {"type": "websocket.close", "code": NOT_FOUND}
+    assert await kernel_socket.receive_output(timeout=5) == {"type": "websocket.close", "code": NOT_FOUND}
+    assert await run_socket.receive_json_from(timeout=5) == {"kind": "replayed", "seq": 0}
+
+    await sync_to_async(curation.set_problem_visibility)(problem=candidate.problem, visibility="hidden", by=None)
+    assert await run_socket.receive_output(timeout=5) == {"type": "websocket.close", "code": NOT_FOUND}
 
 
 async def test_a_problem_hidden_closes_its_kernels_sockets_and_leaves_others_open():

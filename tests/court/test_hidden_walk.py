@@ -1,6 +1,7 @@
 """A hidden kernel and a hidden problem appear nowhere: every route of the URLconf and every
 WebSocket route is walked, its parameters aimed at the hidden things, as an anonymous visitor and
-as an unrelated signed-in user; staff still find them.
+as an unrelated signed-in user; staff still find them. The hidden kernel's run still opens, saying
+what staff removed from it.
 
 The walk (tests/court/walk.py) reads the routes from the URLconf and config.routing, so a new
 route is walked as soon as it exists; one whose parameters it cannot fill fails the test until its
@@ -27,6 +28,7 @@ HIDDEN_SOURCE = "hidden_problem_source_5c2d"
 HIDDEN_TITLE = "Hidden problem title 9a4f"
 HIDDEN = (HIDDEN_KERNEL, HIDDEN_SOURCE, HIDDEN_TITLE)
 PUBLIC_KERNEL = "public_kernel_code_31f0"
+REMOVED = "Removed by staff"  # what the hidden kernel's run says in its place
 ARCH = "cpu"
 OTHER_ARCH = "h100"  # every kernel is verified there too: the comparison of the two is walked
 
@@ -111,7 +113,7 @@ def targets(world: World) -> Targets:
 
 
 def walk(world: World, user) -> dict[str, set[str]]:
-    return walk_http(targets(world), user, (*HIDDEN, PUBLIC_KERNEL))
+    return walk_http(targets(world), user, (*HIDDEN, PUBLIC_KERNEL, REMOVED))
 
 
 @pytest.mark.parametrize("who", ["anonymous", "someone"])
@@ -119,6 +121,7 @@ def test_no_route_shows_a_hidden_kernel_or_problem(world, who):
     found = walk(world, world.users.get(who))
     assert {marker: found[marker] for marker in HIDDEN} == {marker: set() for marker in HIDDEN}
     assert {"api/candidates/", "api/leaderboard/%(arch)s/export.jsonl"} <= found[PUBLIC_KERNEL]
+    assert "runs/%(pk)s/" in found[REMOVED]
 
 
 def test_staff_still_find_them(world):
@@ -137,12 +140,14 @@ def test_staff_still_find_them(world):
 
 
 @pytest.mark.parametrize("who", ["anonymous", "someone"])
-async def test_no_socket_opens_on_a_hidden_kernel_or_run(who):
+async def test_no_socket_opens_on_a_hidden_kernel_or_run_or_sends_one(who):
     world = await sync_to_async(build_world)()
     answers = await walk_sockets(targets(world), world.users.get(who))
     assert [path for path, sent in answers.items() if any(marker in sent for marker in HIDDEN)] == []
-    hidden_paths = [f"/ws/kernels/{pk}/" for pk in hidden_kernels(world)] + [f"/ws/runs/{run.pk}/" for run in world.runs]
+    hidden_paths = [f"/ws/kernels/{pk}/" for pk in hidden_kernels(world)] + [f"/ws/runs/{world.runs[1].pk}/"]
     assert {path: answers[path] for path in hidden_paths} == dict.fromkeys(hidden_paths, "refused")
+    # The hidden kernel's run, on a listed problem, replays without it (the markers above).
+    assert REMOVED in answers[f"/ws/runs/{world.runs[0].pk}/"]
     assert answers[f"/ws/leaderboard/{ARCH}/"] != "refused"
 
 

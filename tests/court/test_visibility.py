@@ -7,6 +7,7 @@ from django.contrib.auth.models import AnonymousUser
 
 from court.models import Candidate, Evaluation, OptimizationRun, Problem
 from court.models.visibility import can_view
+from court.selectors import RunRedaction
 from tests.court.factories import make_candidate, make_evaluation, make_problem
 
 pytestmark = pytest.mark.django_db
@@ -64,13 +65,14 @@ def test_the_leaderboard_is_current_verified_and_listed_evaluations(kernels):
     assert Evaluation.objects.public().count() == 5  # both of the listed kernel, featured, under review, delisted
 
 
-def test_a_run_is_public_while_its_problem_is_and_none_of_its_candidates_is_hidden(kernels):
+def test_a_run_is_public_while_its_problem_is_its_hidden_candidates_redacted(kernels):
     problem = make_problem(scale=5)
     clean, with_hidden = (OptimizationRun.objects.create(problem=problem) for _ in range(2))
-    make_candidate(problem=problem, scale=50, run=with_hidden, origin="model", round=1, curation="hidden")
+    hidden = make_candidate(problem=problem, scale=50, run=with_hidden, origin="model", round=1, curation="hidden")
     make_candidate(problem=problem, scale=51, run=clean, origin="model", round=1, curation="delisted", curation_reason="x")
     on_hidden = OptimizationRun.objects.create(problem=Problem.objects.get(visibility="hidden"))
-    assert list(OptimizationRun.objects.public()) == [clean]
+    assert set(OptimizationRun.objects.public()) == {clean, with_hidden}
+    assert RunRedaction.of(with_hidden.pk, user=AnonymousUser()).removed == {hidden.pk: 1}
     assert set(OptimizationRun.objects.visible_to(get_user_model()(is_staff=True))) == {clean, with_hidden, on_hidden}
 
 
@@ -90,6 +92,7 @@ def test_a_paste_is_held_by_its_runs_link_and_its_accounts_never_listed():
     assert can_view(someone, kernel) and can_view(someone, run)
     assert paste not in Problem.objects.listed() and not Candidate.objects.listed().filter(problem=paste).exists()
 
-    # A kernel staff hid is held by no one, and its run (whose transcript quotes it) neither.
+    # A kernel staff hid is held by no one; its run still is, with that kernel redacted.
     hidden = make_candidate(problem=paste, scale=5, run=run, origin="model", round=2, curation="hidden")
-    assert not can_view(anyone, hidden, runs=[run.pk]) and not can_view(anyone, run, runs=[run.pk])
+    assert not can_view(anyone, hidden, runs=[run.pk]) and can_view(anyone, run, runs=[run.pk])
+    assert RunRedaction.of(run.pk, user=anyone).removed == {hidden.pk: 2}
