@@ -71,21 +71,6 @@ def test_output_with_padded_rows_verifies(verifier):
     assert verdict["status"] == "verified", verdict["reason"]
 
 
-@pytest.mark.slow
-def test_load_inline_candidate_builds_once_and_reuses_the_build(verifier, tmp_path):
-    limits = {"build_cache_dir": str(tmp_path)}
-
-    first = verifier("relu", "honest_cpp_relu", limits=limits)
-    second = verifier("relu", "honest_cpp_relu", limits=limits)
-
-    assert first["status"] == second["status"] == "verified", first["reason"]
-    assert first["static"]["language"] == "cuda"
-    builds = [p for p in (tmp_path / "candidates").iterdir() if p.is_dir()]
-    assert len(builds) == 1  # one folder per source hash, filled by the first run only
-    assert list((builds[0] / "torch_extensions").iterdir())
-    assert "Building extension" not in second["log_excerpt"]
-
-
 def test_identity_candidate_breaks_on_a_hack_reporters_proof_inputs(verifier):
     plain = verifier("relu", "identity_relu")
     proven = verifier("relu", "identity_relu", proof_inputs_source=candidate("proof_negative_inputs"))
