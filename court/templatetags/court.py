@@ -1,8 +1,11 @@
-"""Template tags for what every page shows the same way: a speedup read with its interval, and a
-flag with what it means (court.flags)."""
+"""Template tags for what every page shows the same way: a speedup read with its interval, a flag
+with what it means (court.flags), and a message's `code` as code."""
+
+import re
 
 from django import template
-from django.utils.html import format_html, format_html_join
+from django.utils.html import escape, format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from court import flags as flag_table
 from court.models.evaluations import FASTER, NO_DIFFERENCE, NO_INTERVAL, SLOWER, Speedup
@@ -67,3 +70,13 @@ def flags_of(rows) -> list[str]:
 def ms(value: float | None) -> str:
     """A time in milliseconds to three significant figures (court.presentation.format_ms), or a dash."""
     return format_ms(value) or "—"
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+@register.filter
+def code_spans(message) -> SafeString:
+    """A message (a validation error, a verdict's reason) escaped, its `backticked` names set as code:
+    the same text the API gives as Markdown reads as the page's own."""
+    return mark_safe(_CODE_SPAN.sub(r"<code>\1</code>", escape(str(message))))  # escaped before any tag is added

@@ -196,7 +196,7 @@ def test_a_proof_without_get_inputs_is_refused_with_a_reason(client, kernel):
     client.force_login(get_user_model().objects.create_user("reporter"))
     response = client.post(f"/kernels/{kernel.pk}/report/", {"category": "caching", "text": "x", "proof_code": "x = 1\n"})
     assert response.status_code == 200
-    assert b"No function `get_inputs()`" in response.content
+    assert b"No function <code>get_inputs()</code>" in response.content
     assert not HackReport.objects.exists()
 
 

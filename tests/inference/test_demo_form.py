@@ -25,6 +25,14 @@ def test_an_empty_paste_says_to_paste_a_module(client):
     assert not OptimizationRun.objects.exists()
 
 
+def test_a_module_without_get_inputs_names_it_as_code(client):
+    source = PROBLEM_SOURCE.format(scale=7).replace("def get_inputs(", "def make_inputs(")
+    errors = errors_of(post(client, source=source).content.decode(), "source")
+
+    assert "No function <code>get_inputs()</code> is defined at module level" in errors
+    assert "`" not in errors
+
+
 @pytest.mark.parametrize("rounds", ["0", "-1"])
 def test_too_few_rounds_says_how_many(client, rounds):
     content = post(client, max_rounds=rounds).content.decode()
