@@ -8,7 +8,7 @@ from django.utils import timezone
 from court.models import Evaluation, OptimizationRun, RunEvent
 from court.presentation import format_ms
 from evaluation.harness import HARNESS_VERSION
-from tests.court.factories import make_candidate, make_evaluation, make_problem
+from tests.court.factories import PROBLEM_SOURCE, make_candidate, make_evaluation, make_problem
 from tests.court.test_kernel_page import VERDICT
 from tests.verification.conftest import register
 from verification.evaluations import record_verdict
@@ -164,3 +164,13 @@ def test_the_waits_of_a_hidden_run_are_not_found(client):
     run.problem.visibility = "hidden"
     run.problem.save()
     assert client.get(f"/runs/{run.pk}/waits/").status_code == 404
+
+
+def test_a_pasted_module_is_titled_by_its_docstring(client):
+    # Issue 33: a paste's page said only "Problem 251"; its Model's docstring says what it is.
+    client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": "1"})
+    run = OptimizationRun.objects.get()
+
+    heading = page(client, run).split("<h1>", 1)[1].split("</h1>", 1)[0]
+
+    assert f"Problem {run.problem_id}" in heading and "Scales by 7." in heading
