@@ -131,16 +131,18 @@ def _layers(model: ast.ClassDef) -> list[str]:
 
 def _title(tree: ast.Module) -> str:
     """A problem's title, from its classes' names and docstrings: Model's docstring (KernelBench's
-    levels 1 and 2 say what the model does there), else what its __init__ or forward docstring says it
+    levels 1 and 2 say what the model does there), else the module's, else what its __init__ or forward docstring says it
     is ("Initialize the VGG16 model." gives "VGG16 model"), else the classes it is built from, else
     the torch.nn layers it makes. Level 3's modules mostly document only their parameters."""
     classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
     model = next((node for node in classes if node.name == "Model"), None)
     if model is None:
         return ""
-    first = " ".join((ast.get_docstring(model) or "").split("\n\n")[0].split())
-    if first:
-        return first[:200]
+    # Model's docstring, else the module's (a paste often says what it is at its top).
+    for documented in (model, tree):
+        first = " ".join((ast.get_docstring(documented) or "").split("\n\n")[0].split())
+        if first:
+            return first[:200]
     methods = {item.name: item for item in model.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for name in ("__init__", "forward"):
         described = _described(ast.get_docstring(methods[name])) if name in methods else ""

@@ -103,6 +103,9 @@ container.addEventListener("click", (click) => {
   button.textContent = grown ? "Show less" : "Show all";
 });
 
+// The verdict table's columns, as templates/inference/run.html heads them.
+const COLUMNS = ["Architecture", "Status", "This kernel", "vs eager", "vs torch.compile", "Reason"];
+
 function candidateSection(event) {
   const section = el("section", { class: "candidate" });
   section.dataset.candidate = String(event.data.candidate);
@@ -112,9 +115,7 @@ function candidateSection(event) {
   if (event.data.hidden) heading.append(" ", el("small", { class: "hidden-mark" }, "Hidden by staff: shown to staff only"));
   const table = el("table", { class: "archs" });
   const head = el("tr");
-  for (const title of ["Architecture", "Status", "This kernel", "vs eager", "vs torch.compile", "Reason"]) {
-    head.append(el("th", { scope: "col" }, title));
-  }
+  for (const title of COLUMNS) head.append(el("th", { scope: "col" }, title));
   table.append(el("thead"), el("tbody"));
   table.tHead.append(head);
   const scroll = el("div", { class: "scroll" });
@@ -164,7 +165,8 @@ function updateEvaluation(event) {
   let row = body.querySelector(`tr[data-arch="${event.arch}"]`);
   if (!row) {
     row = el("tr", { "data-arch": event.arch });
-    for (let i = 0; i < 6; i++) row.append(el("td"));
+    // Each cell names its column: a phone's width stacks them (static/css/site.css).
+    for (const title of COLUMNS) row.append(el("td", { "data-label": title }));
     body.append(row);
   }
   row.dataset.evaluation = String(event.evaluation);

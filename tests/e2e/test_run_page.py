@@ -235,6 +235,11 @@ def test_verdicts_show_times_code_is_highlighted_and_a_queued_one_says_why(finis
     expect(verdict.locator("td.status")).to_have_text("verified")
     expect(verdict.locator("td.time")).to_have_text("0.250 ms")
     expect(verdict.locator("td.speedup").first).to_have_text("2.00x eager 0.500 ms")
+    # The reason within the width, at 390 px too (issue 33: hidden off the side, behind a blank gap).
+    reason = verdict.locator("td").last
+    expect(reason).to_contain_text("checks passed")
+    box = reason.bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= page.viewport_size["width"], box
     code = page.locator(f'section.candidate[data-candidate="{kernel.pk}"] details.code')
     code.locator("summary").click()
     expect(code.locator(".highlight span.k").first).to_be_visible()

@@ -104,8 +104,8 @@ def test_a_verdict_shows_the_times_beside_the_speedups(client):
     evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
     record_verdict(evaluation, VERDICT, worker="gpu-host:h100:0")
     content = page(client, run)
-    assert '<td class="time">0.250 ms</td>' in content
-    assert '<td class="speedup">2.00x <small>eager 0.500 ms</small></td>' in content
+    assert '<td data-label="This kernel" class="time">0.250 ms</td>' in content
+    assert '<td data-label="vs eager" class="speedup">2.00x <small>eager 0.500 ms</small></td>' in content
 
 
 @pytest.mark.parametrize(
@@ -167,10 +167,11 @@ def test_the_waits_of_a_hidden_run_are_not_found(client):
 
 
 def test_a_pasted_module_is_titled_by_its_docstring(client):
-    # Issue 33: a paste's page said only "Problem 251"; its Model's docstring says what it is.
-    client.post("/", {"source": PROBLEM_SOURCE.format(scale=7), "backend": "builtin", "max_rounds": "1"})
+    # Issue 33: a paste that says what it is at its top, its Model undocumented, was only "Problem 251".
+    source = '"""A fused scale by seven."""\n' + PROBLEM_SOURCE.format(scale=7).replace('    """Scales by 7."""\n', "")
+    client.post("/", {"source": source, "backend": "builtin", "max_rounds": "1"})
     run = OptimizationRun.objects.get()
 
-    heading = page(client, run).split("<h1>", 1)[1].split("</h1>", 1)[0]
+    lead = page(client, run).split('<p class="lead">', 1)[1].split("</p>", 1)[0]
 
-    assert f"Problem {run.problem_id}" in heading and "Scales by 7." in heading
+    assert lead == "A fused scale by seven."
