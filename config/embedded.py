@@ -22,6 +22,17 @@ from verification.queues import queues_of
 
 logger = logging.getLogger(__name__)
 
+
+class _OneBrokerTwoWorkers(logging.Filter):
+    """Each dramatiq Worker adds its own middleware to the broker, to consume queues declared later
+    (whitelisted to its own): two workers on one broker are by design here, not the mistake dramatiq's
+    warning at start-up suggests."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        worker_middleware = record.args and type(record.args[0]).__name__ == "_WorkerMiddleware"
+        return not (worker_middleware and "same type twice" in str(record.msg))
+
+
 _lock = threading.Lock()
 _workers: list[dramatiq.Worker] = []
 _registration = None
@@ -34,6 +45,7 @@ def start_embedded_worker() -> list[dramatiq.Worker]:
         if not _workers:
             autodiscover_modules(*settings.DRAMATIQ_AUTODISCOVER_MODULES)
             broker = dramatiq.get_broker()
+            broker.logger.addFilter(_OneBrokerTwoWorkers())
             device = detect_device(settings.WORKER_ARCH)
             queues = queues_of(device.arch)
             for queue in [*queues, INFERENCE_QUEUE]:
