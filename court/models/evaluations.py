@@ -171,9 +171,15 @@ class Evaluation(models.Model):
         return self.speedup(baseline).beats
 
     def flag_rows(self) -> list[tuple[str, str, str]]:
-        """Each flag with what it means (court.flags) and what this verdict found."""
+        """Each flag with what it means (court.flags) and what this verdict found, where its finding
+        says more than the meaning does (a flag without figures of its own is the meaning itself)."""
         found = public_verdict(self.verdict or {}).get("flag_details") or {}
-        return [(name, describe(name), found.get(name, "")) for name in self.flags or []]
+        rows = []
+        for name in self.flags or []:
+            meaning, detail = describe(name), found.get(name, "")
+            said = " ".join(detail.lower().rstrip(".").split())
+            rows.append((name, meaning, "" if said and said in " ".join(meaning.lower().split()) else detail))
+        return rows
 
     def measure_rows(self) -> list[dict]:
         """Every measure of the verdict, side by side, for the kernel page: one row per side."""

@@ -219,3 +219,26 @@ def test_the_page_lists_a_kernels_verdicts_newest_harness_first(kernel):
             candidate=kernel, arch="h100", harness_version=version, status="verified", finished_at=timezone.now()
         )
     assert [e.harness_version for e in evaluations_of(kernel)] == [newer, HARNESS_VERSION, "9", "2"]
+
+
+def test_a_flags_finding_is_shown_only_where_it_says_more_than_its_meaning(client):
+    # Issue 33: each flag's "Here:" repeated its general meaning.
+    from evaluation.harness.evidence import CANDIDATE, TIMED, Call, Evidence
+    from evaluation.harness.flags import host_bound
+
+    evidence = Evidence(device="cuda", baselines=("eager",))
+    evidence.calls = [Call(CANDIDATE, TIMED, 0, {"ok": True}, 1.0, timing={"ms": 0.2, "host_ms": 0.16}) for _ in range(5)]
+    found = {
+        "host_bound": host_bound(evidence),
+        "nondeterministic_problem": "the reference gives different outputs for the same inputs and seed",
+    }
+    candidate = make_candidate()
+    verdict = {**VERDICT, "flags": sorted(found), "flag_details": found}
+    record_verdict(Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION), verdict)
+
+    content = client.get(candidate.get_absolute_url()).content.decode()
+    shown = content.split('<dl class="flag-meanings">', 1)[1].split("</dl>", 1)[0]
+
+    assert shown.count("Here:") == 1
+    assert "Here: the host was busy inside the call for most of the sample (candidate 0.16 ms of its 0.2 ms)." in shown
+    assert "varies" not in shown.split("Here:", 1)[1]
