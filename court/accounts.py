@@ -4,7 +4,6 @@ a signed-in user's own runs and hack reports."""
 from django.contrib import admin
 from django.contrib.auth import login, views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -13,6 +12,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 
 from court import selectors
+from court.forms import SignUpForm
 from court.rate_limits import Throttle, limit_posts
 
 LOGIN_SCOPES = ("login", "login_account")
@@ -41,7 +41,7 @@ class TokenView(ObtainAuthToken):
 
 @limit_posts("accounts")
 def signup(request):
-    form = UserCreationForm(request.POST or None)
+    form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = form.save()
         login(request, user)

@@ -1,7 +1,9 @@
-"""Forms for what a visitor pastes."""
+"""Forms for what a visitor pastes, and for signing up."""
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
 
 from court.models import HackReport
 from court.validation import SourceError, validate_problem, validate_proof_inputs
@@ -46,3 +48,22 @@ class HackReportForm(forms.ModelForm):
             except SourceError as exc:
                 raise forms.ValidationError(exc.problems) from None
         return proof
+
+
+class SignUpForm(UserCreationForm):
+    """A new account with the e-mail address its password resets are sent to."""
+
+    email = forms.EmailField(label="E-mail address", help_text="Where a password reset is sent.")
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+    def clean_email(self):
+        email = self.cleaned_data["email"]
+        # One account per address: a password reset mails every account that has it.
+        if get_user_model().objects.filter(email__iexact=email).exists():
+            raise forms.ValidationError(
+                "An account already uses this e-mail address. If it is yours, log in, or have its password "
+                "reset at `/accounts/password_reset/`; otherwise use another address."
+            )
+        return email

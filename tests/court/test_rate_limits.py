@@ -95,7 +95,13 @@ def test_sign_ups_are_counted_per_address(rate, django_user_model):
 
     def sign_up(client, name):
         return client.post(
-            "/accounts/signup/", {"username": name, "password1": "kernel-court-pw-9", "password2": "kernel-court-pw-9"}
+            "/accounts/signup/",
+            {
+                "username": name,
+                "email": f"{name}@example.org",
+                "password1": "kernel-court-pw-9",
+                "password2": "kernel-court-pw-9",
+            },
         )
 
     assert [sign_up(here, name).status_code for name in ("ada", "bob")] == [302, 302]
