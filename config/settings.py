@@ -384,6 +384,8 @@ REST_FRAMEWORK = {
         "login_account": env.str("COURT_THROTTLE_LOGIN_ACCOUNT", default="30/hour"),
         # New accounts and password-reset mails, per address.
         "accounts": env.str("COURT_THROTTLE_ACCOUNTS", default="5/hour"),
+        # API tokens issued from the token page, per user.
+        "tokens": env.str("COURT_THROTTLE_TOKENS", default="10/hour"),
     },
     # The client's address is the last one our own proxies appended to X-Forwarded-For; with none
     # (0), the connection's peer address, so a client cannot choose the address it is counted as.

@@ -6,7 +6,17 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from court.accounts import TokenView, admin_login, login_page, my_reports, my_runs, password_reset, signup
+from court.accounts import (
+    TokenView,
+    admin_login,
+    delete_my_token,
+    login_page,
+    my_reports,
+    my_runs,
+    my_token,
+    password_reset,
+    signup,
+)
 from court.api.urls import router as api
 from inference.api import RunViewSet
 
@@ -42,6 +52,8 @@ urlpatterns = [
     path("accounts/password_reset/", password_reset, name="password_reset"),
     path("accounts/runs/", my_runs, name="my_runs"),
     path("accounts/reports/", my_reports, name="my_reports"),
+    path("accounts/token/", my_token, name="my_token"),
+    path("accounts/token/delete/", delete_my_token, name="delete_my_token"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("api/", include(api.urls)),
     path("api/", include("court.api.urls")),

@@ -35,6 +35,7 @@ COUNTED = {
     "login": "log-in attempts",
     "login_account": "log-in attempts for this account",
     "accounts": "sign-ups and password-reset mails",
+    "tokens": "API tokens created or replaced",
 }
 
 UNAVAILABLE = (

@@ -151,3 +151,14 @@ def test_runs_started_at_once_do_not_pass_the_limit_together(rate, django_user_m
     late = Throttle("runs")
     assert not late.allow_request(request, None)
     assert 3500 < late.wait() <= 3600
+
+
+def test_api_tokens_created_or_replaced_are_counted_per_user(rate, django_user_model):
+    rate("tokens")
+    ada, bob = Client(), Client()
+    ada.force_login(django_user_model.objects.create_user("ada"))
+    bob.force_login(django_user_model.objects.create_user("bob"))
+    assert [ada.post("/accounts/token/").status_code for _ in range(2)] == [200, 200]
+    assert_refused(ada.post("/accounts/token/"), "API tokens created or replaced")
+    assert ada.post("/accounts/token/delete/").status_code == 302
+    assert bob.post("/accounts/token/").status_code == 200
