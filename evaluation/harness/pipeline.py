@@ -187,13 +187,14 @@ class Verification:
         self.ahead = False
 
     @contextlib.contextmanager
-    def step(self, name: str):
-        """Wall time per step, for the verdict's `cost` (where a verification's time goes)."""
+    def step(self, name: str, into: str = "steps_s"):
+        """Wall time per step, for the verdict's `cost` (where a verification's time goes); `into`
+        "timing_s": the timing step's parts, by measure."""
         began = time.monotonic()
         try:
             yield
         finally:
-            steps = self.evidence.cost.setdefault("steps_s", {})
+            steps = self.evidence.cost.setdefault(into, {})
             steps[name] = round(steps.get(name, 0.0) + time.monotonic() - began, 3)
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -917,15 +918,18 @@ class Verification:
     def measure_steady(self) -> None:
         """The steady state with the GPU's state read around it (and its clocks locked, where allowed)."""
         if self.device != "cuda":
-            self.evidence.steady = self.steady()
+            with self.step("steady_state", into="timing_s"):
+                self.evidence.steady = self.steady()
             return
         from evaluation.harness import gpu_state
 
         gpu = gpu_state.Gpu()
         self.evidence.gpu = {"clocks": gpu.lock(self.limits.lock_clocks_mhz), "before": gpu.read()}
         try:
-            self.evidence.steady = self.steady(gpu)
-            self.device_time()
+            with self.step("steady_state", into="timing_s"):
+                self.evidence.steady = self.steady(gpu)
+            with self.step("device_time", into="timing_s"):
+                self.device_time()
         finally:
             self.evidence.gpu["after"] = gpu.read()
             gpu.unlock()
@@ -1266,7 +1270,8 @@ class Verification:
             self.proof()
         self.progress("timing")
         with self.step("time"):
-            self.time()
+            with self.step("latency", into="timing_s"):
+                self.time()
             self.measure_steady()
         with self.step("profile"):
             self.profile()

@@ -118,6 +118,9 @@ def where_time_went(entries: list[dict], builds: list[dict], runs: list[dict]) -
             ("load (the candidate's build)", steps.get("load")),
             ("checks", steps.get("check")),
             ("timing", steps.get("time")),
+            ("  one call at a time (latency)", (cost.get("timing_s") or {}).get("latency")),
+            ("  steady state", (cost.get("timing_s") or {}).get("steady_state")),
+            ("  device time (graph replays)", (cost.get("timing_s") or {}).get("device_time")),
             ("profile", steps.get("profile")),
             ("shapes", steps.get("shapes")),
         ):

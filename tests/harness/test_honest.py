@@ -37,6 +37,8 @@ def test_honest_candidate_verifies_with_the_full_verdict(verifier):
     cost = verdict["cost"]
     assert set(cost["steps_s"]) == {"start_up", "prepare", "load", "check", "time", "profile", "shapes"}
     assert sum(cost["steps_s"].values()) <= cost["total_s"] and cost["device_wait_s"] == 0
+    assert set(cost["timing_s"]) == {"latency", "steady_state"}  # no device time on a CPU
+    assert sum(cost["timing_s"].values()) <= cost["steps_s"]["time"]
     json.dumps(verdict, allow_nan=False)
 
 

@@ -34,3 +34,18 @@ def test_the_report_tells_the_problem_s_own_code_from_a_rewrite_by_the_cuda_l1_f
 
     assert "kinds (verified of all): unchanged 1/1" in shown
     assert "level 3: eager 1.00/- (n=1)" in shown
+
+
+def test_the_report_splits_the_timing_by_measure():
+    # The H200 batch spent 32 s of a verdict's 50 s on its GPU timing: which measure, the next run says.
+    cost = {"total_s": 60.0, "steps_s": {"time": 32.0}, "timing_s": {"latency": 4.0, "steady_state": 20.0, "device_time": 7.5}}
+    lines = release_report.where_time_went([{"verdict": {"cost": cost}}], [], [])
+
+    shown = {line.strip().rsplit(None, 3)[0]: float(line.split()[-3]) for line in lines[1:]}
+    assert shown == {
+        "total": 60.0,
+        "timing": 32.0,
+        "one call at a time (latency)": 4.0,
+        "steady state": 20.0,
+        "device time (graph replays)": 7.5,
+    }
