@@ -64,7 +64,7 @@ def test_pasting_a_listed_problems_module_says_which_it_is(client):
 def test_pasting_an_invalid_module_shows_what_to_fix(client):
     response = client.post("/", {"source": "import torch\n"})
     assert response.status_code == 200
-    assert b"No class `Model`" in response.content
+    assert b"No class <code>Model</code>" in response.content
     assert Problem.objects.count() == 0
 
 
