@@ -55,7 +55,7 @@ def command_run(state: Path, keys: list[str], timeout_s: float) -> None:
 
     from config.embedded import start_embedded_worker, stop_embedded_worker
     from court.models import Evaluation
-    from court.releases import read_release
+    from court.published_kernels import read_release
     from court.services import import_candidate, import_kernelbench_problem
 
     call_command("migrate", verbosity=0)

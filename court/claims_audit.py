@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Prefetch, Q
 
-from court import checks, flags
+from court import check_meanings, flag_meanings
 from court.models import Candidate, Claim, Evaluation, Release
 from evaluation.harness import verdict as harness_verdict
 from evaluation.harness.static_analysis import KINDS
@@ -104,15 +104,15 @@ class AuditRow:
 
     @property
     def family(self) -> str | None:
-        return checks.family(self.deciding_check)
+        return check_meanings.family(self.deciding_check)
 
     @property
     def check_meaning(self) -> str:
-        return checks.describe(self.deciding_check)
+        return check_meanings.describe(self.deciding_check)
 
     @property
     def flags(self) -> list[tuple[str, str]]:
-        return [(name, flags.describe(name)) for name in (self.evaluation.flags if self.evaluation else [])]
+        return [(name, flag_meanings.describe(name)) for name in (self.evaluation.flags if self.evaluation else [])]
 
     @property
     def measures(self) -> list[Measure]:
@@ -203,7 +203,7 @@ def summarize(rows: list[AuditRow]) -> Summary:
         summary.counts.update(category for category in row.categories if not category.startswith("check:"))
     summary.counts["measured"] = summary.entries - summary.counts[NOT_MEASURED]
     rejected = Counter(row.deciding_check for row in rows if row.status == harness_verdict.REJECTED)
-    summary.rejected_by = [(check, checks.family(check), count) for check, count in rejected.most_common()]
+    summary.rejected_by = [(check, check_meanings.family(check), count) for check, count in rejected.most_common()]
     kinds = Counter(row.kind for row in rows)
     verified = Counter(row.kind for row in rows if row.status == harness_verdict.VERIFIED)
     summary.kinds = [(kind, KINDS.get(kind, "not classified"), count, verified[kind]) for kind, count in kinds.most_common()]

@@ -1,6 +1,6 @@
 """The trust report: which reward-hack families the harness defends, in a kernel author's words.
 
-One row per family: the trick, the checks (court/checks.py) or flags (court/flags.py) that close it,
+One row per family: the trick, the checks (court/check_meanings.py) or flags (court/flag_meanings.py) that close it,
 the harness version since which it holds, and the tests that prove it, named by pytest node id. The
 tests' results are never typed here: the suite's plugin (tests/trust_results.py) writes each named
 test's last outcome to a file (settings.TRUST_RESULTS), which the page and /api/trust/ read, and a
@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from court import checks, flags
+from court import check_meanings, flag_meanings
 
 # A family is closed by a check (the verdict is rejected or incorrect), only flagged (verified, with a
 # warning beside its number), or not defended (the row says why).
@@ -329,11 +329,11 @@ OUT_OF_SCOPE = [
 
 def explanation(name: str) -> tuple[str, str]:
     """("check" or "flag", its meaning) for a harness check or flag named by a family."""
-    if name in checks.CHECKS:
-        return "check", checks.describe(name)
-    if name in flags.FLAGS:
-        return "flag", flags.describe(name)
-    raise KeyError(f"{name} is neither a check of court/checks.py nor a flag of court/flags.py")
+    if name in check_meanings.CHECKS:
+        return "check", check_meanings.describe(name)
+    if name in flag_meanings.FLAGS:
+        return "flag", flag_meanings.describe(name)
+    raise KeyError(f"{name} is neither a check of court/check_meanings.py nor a flag of court/flag_meanings.py")
 
 
 def named_tests() -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from django.db import transaction
 
 from court.models import Problem, Release
-from court.releases import claims_of
+from court.published_kernels import claims_of
 from court.services import import_candidate
 from court.source import source_hash
 from evaluation.harness import HARNESS_VERSION

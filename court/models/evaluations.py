@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from django.db import models
 from django.utils import timezone
 
-from court.flags import describe
+from court.flag_meanings import describe
 from court.models.internal_details import public_verdict, without_paths
 from court.models.visibility import EvaluationQuerySet
 from evaluation.harness import verdict as harness_verdict
@@ -171,7 +171,7 @@ class Evaluation(models.Model):
         return self.speedup(baseline).beats
 
     def flag_rows(self) -> list[tuple[str, str, str]]:
-        """Each flag with what it means (court.flags) and what this verdict found, where its finding
+        """Each flag with what it means (court.flag_meanings) and what this verdict found, where its finding
         says more than the meaning does (a flag without figures of its own is the meaning itself)."""
         found = public_verdict(self.verdict or {}).get("flag_details") or {}
         rows = []

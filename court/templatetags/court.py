@@ -1,5 +1,5 @@
 """Template tags for what every page shows the same way: a speedup read with its interval, a flag
-with what it means (court.flags), and a message's `code` as code."""
+with what it means (court.flag_meanings), and a message's `code` as code."""
 
 import re
 
@@ -7,7 +7,7 @@ from django import template
 from django.utils.html import escape, format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from court import flags as flag_table
+from court import flag_meanings as flag_table
 from court.models.evaluations import FASTER, NO_DIFFERENCE, NO_INTERVAL, SLOWER, Speedup
 from court.presentation import format_ms
 

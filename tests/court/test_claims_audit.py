@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 from django.core.management import call_command
 
-from court import checks
+from court import check_meanings
 from court.models import Candidate, Evaluation
 from evaluation.harness import release
 from evaluation.harness.checks import CHECKS as HARNESS_CHECKS
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_every_check_of_the_harness_has_a_meaning():
-    assert [check.name for check in HARNESS_CHECKS if check.name not in checks.CHECKS] == []
+    assert [check.name for check in HARNESS_CHECKS if check.name not in check_meanings.CHECKS] == []
 
 
 @pytest.fixture
@@ -47,7 +47,7 @@ def from_the_file(measured: release.Release) -> dict:
         "verified": statuses["verified"],
         "rejected": statuses["rejected"],
         "rejected_by": [
-            {"check": check, "family": checks.family(check), "kernels": count}
+            {"check": check, "family": check_meanings.family(check), "kernels": count}
             for check, count in Counter(e.failed_check for e in measured.entries if e.status == "rejected").most_common()
         ],
         "incorrect": statuses["incorrect"],

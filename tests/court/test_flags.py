@@ -1,8 +1,8 @@
-"""Every flag explains itself where it is shown, from one table (court.flags)."""
+"""Every flag explains itself where it is shown, from one table (court.flag_meanings)."""
 
 import pytest
 
-from court.flags import FLAGS, describe
+from court.flag_meanings import FLAGS, describe
 from evaluation.harness.flags import FLAGS as HARNESS_FLAGS
 from tests.court.factories import make_candidate, make_problem
 from tests.court.test_kernel_page import VERDICT

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from court import checks, flags, trust
+from court import check_meanings, flag_meanings, trust
 
 pytestmark = pytest.mark.django_db
 
@@ -43,7 +43,7 @@ def test_every_documented_family_has_a_row():
 
 def test_a_defended_family_names_harness_checks_and_tests_and_an_undefended_one_says_why():
     for family in trust.FAMILIES:
-        assert all(name in checks.CHECKS or name in flags.FLAGS for name in family.closed_by), family.name
+        assert all(name in check_meanings.CHECKS or name in flag_meanings.FLAGS for name in family.closed_by), family.name
         if family.defence == trust.OPEN:
             assert family.why and not family.since, family.name
         else:

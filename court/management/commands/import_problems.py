@@ -4,7 +4,7 @@ from collections import Counter
 
 from django.core.management.base import BaseCommand, CommandError
 
-from court.releases import ReleaseError, read_release
+from court.published_kernels import ReleaseError, read_release
 from court.services import import_kernelbench_problem
 from court.validation import SourceError
 
