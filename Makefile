@@ -72,12 +72,12 @@ test: setup-test lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=15 $(PYTEST_ARGS)
 
 # Every test that needs no sandboxed verification, browser, server process or GPU (marked by the
-# fixtures they use, tests/conftest.py): under a minute on two cores, in two processes (52 s, against
-# 83 s in one).
+# fixtures they use, tests/conftest.py) and is not marked slow (one that waits on purpose): under a
+# minute on two cores, in two processes.
 FAST_WORKERS ?= 2
 
 test-fast: setup-test
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "not verifies and not e2e and not server and not gpu" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "not verifies and not e2e and not server and not gpu and not slow" $(PYTEST_ARGS)
 
 # ruff's rules and format, and the import rules (import-linter), live in pyproject.toml;
 # `make format` applies the format.

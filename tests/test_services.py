@@ -51,6 +51,7 @@ async def test_a_message_sent_to_a_group_reaches_its_member_over_redis(redis_url
 
 
 @pytest.mark.services
+@pytest.mark.slow  # waits 7 s on purpose: left out of make test-fast
 async def test_the_configured_redis_layer_survives_a_quiet_socket(redis_url, settings):
     """A watcher may hear nothing for minutes: a receive that waits past the client's
     default read timeout (5 s with redis-py 8) must still get the next message."""
