@@ -259,6 +259,17 @@ def build_ahead(candidate: dict, folder: Path, state: Path, *, device: str, limi
     return record
 
 
+def on_gpu(limits, state: Path, gpu: str) -> dict:
+    """The limits of a CLI run on one GPU: that GPU's device lock, and the batch's build cache."""
+    lock = str((state / f"device-{gpu}.lock").resolve())
+    return {**(limits or {}), "build_cache_dir": BUILD_CACHE, "device_lock_path": lock}
+
+
+def pinned(env: dict, gpu: str, device: str) -> dict:
+    """`env` for a CLI run that sees only `gpu` (on cuda)."""
+    return {**env, "CUDA_VISIBLE_DEVICES": gpu} if device == "cuda" else env
+
+
 def measure(
     candidate: dict,
     folder: Path,
@@ -275,8 +286,7 @@ def measure(
     """One candidate through the CLI on one GPU (its own device lock; `env` pins the process to it):
     its entry line (release.ENTRY_KEYS), or a failure without a verdict."""
     problem, source = write_sources(candidate, folder)
-    lock = str((state / f"device-{gpu}.lock").resolve())
-    limits = {**(limits or {}), "build_cache_dir": BUILD_CACHE, "device_lock_path": lock}
+    limits = on_gpu(limits, state, gpu)
     args = verify_args(
         problem, source, device=device, baselines=baselines, plan=plan, limits=limits, baseline_cache=state / "baselines"
     )
@@ -316,10 +326,9 @@ def probe_devices(candidates: list[dict], state: Path, *, device: str, gpus: lis
                 gpu, (task, source) = gpu_problem
                 path = Path(scratch) / f"probe_L1T{task}.py"
                 path.write_text(source)
-                lock = str((state / f"device-{gpu}.lock").resolve())
                 args = ["probe", "--problem", str(path), "--device", device, "--baseline-cache", str(cache)]
-                args += ["--limits", json.dumps({**(limits or {}), "build_cache_dir": BUILD_CACHE, "device_lock_path": lock})]
-                reply, wall, log = run_cli(args, 900, env={**env, "CUDA_VISIBLE_DEVICES": gpu} if device == "cuda" else env)
+                args += ["--limits", json.dumps(on_gpu(limits, state, gpu))]
+                reply, wall, log = run_cli(args, 900, env=pinned(env, gpu, device))
                 status = (reply or {}).get("status")
                 control = (reply or {}).get("control") or {}
                 shown = f"probe L1T{task} on gpu {gpu}: {status} ({wall:.0f} s), A/A {control.get('speedup')}"
@@ -362,7 +371,7 @@ def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
         probe_devices(candidates, state, device=args.device, gpus=gpus, limits=limits, env=compiled_for, wanted=probes)
 
     def one(candidate, gpu, waited):
-        env = {**compiled_for, "CUDA_VISIBLE_DEVICES": gpu} if args.device == "cuda" else None
+        env = pinned(compiled_for, gpu, args.device)
         record = measure(
             candidate,
             folder,

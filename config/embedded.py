@@ -33,6 +33,8 @@ class _OneBrokerTwoWorkers(logging.Filter):
         return not (worker_middleware and "same type twice" in str(record.msg))
 
 
+# One instance, so a restart of the workers (tests) does not add another to the broker's logger.
+_one_broker_two_workers = _OneBrokerTwoWorkers()
 _lock = threading.Lock()
 _workers: list[dramatiq.Worker] = []
 _registration = None
@@ -45,7 +47,7 @@ def start_embedded_worker() -> list[dramatiq.Worker]:
         if not _workers:
             autodiscover_modules(*settings.DRAMATIQ_AUTODISCOVER_MODULES)
             broker = dramatiq.get_broker()
-            broker.logger.addFilter(_OneBrokerTwoWorkers())
+            broker.logger.addFilter(_one_broker_two_workers)
             device = detect_device(settings.WORKER_ARCH)
             queues = queues_of(device.arch)
             for queue in [*queues, INFERENCE_QUEUE]:

@@ -524,9 +524,11 @@ def leftover_counted_ms(evidence: Evidence, who: str, phase: str) -> float:
     return excess if excess > max(floor_ms, share * typical) else 0.0
 
 
-def charged_rounds(evidence: Evidence, who: str, phase: str = STEADY) -> dict[int, list[float]]:
-    """`who`'s samples of a burst measure by round, each charged with the work it left (leftover_counted_ms)."""
-    charged = leftover_counted_ms(evidence, who, phase)
+def charged_rounds(evidence: Evidence, who: str, phase: str = STEADY, charged: float | None = None) -> dict[int, list[float]]:
+    """`who`'s samples of a burst measure by round, each charged with the work it left (`charged`, where
+    the caller has it: leftover_counted_ms)."""
+    if charged is None:
+        charged = leftover_counted_ms(evidence, who, phase)
     return {r: [x + charged for x in xs] for r, xs in evidence.steady_rounds(who, phase).items()}
 
 

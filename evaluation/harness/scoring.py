@@ -101,7 +101,7 @@ def _bursts(evidence: Evidence, plan, phase: str, baselines: list[str]) -> dict 
     speedups and their 95% intervals over paired rounds."""
     # Work each call left on the device where the flag hidden_work sees it is part of the call.
     charged = checks.leftover_counted_ms(evidence, CANDIDATE, phase)
-    candidate_rounds = checks.charged_rounds(evidence, CANDIDATE, phase)
+    candidate_rounds = checks.charged_rounds(evidence, CANDIDATE, phase, charged)
     candidate = [x for xs in candidate_rounds.values() for x in xs]
     if not candidate:
         return None
