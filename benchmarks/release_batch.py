@@ -310,28 +310,31 @@ def measure(
 
 
 def probe_devices(candidates: list[dict], state: Path, *, device: str, gpus: list[str], limits, env: dict, wanted: int) -> None:
-    """A/A probes (`harness probe`: a level-1 problem's own Model as the candidate, no user code) before
-    any candidate, one per GPU at a time, until the device keeps the controls its stated intervals need
-    (`baseline_cache.control_due`): without them every verdict states its process's spread only."""
+    """A/A probes (`harness probe`: a problem's own Model as the candidate, no user code) before any
+    candidate, one per GPU at a time, until the device keeps the controls its stated intervals need
+    (`baseline_cache.probes_due`): of short calls (the harness's own SHORT_PROBES) and of longer ones
+    (level-1 problems). Without them every verdict states its process's spread only."""
     cache = state / "baselines"
-    problems = sorted({(c["task"], c["problem"]) for c in candidates if c["level"] == 1 and c["problem"].strip()})
+    level_1 = sorted({(f"L1T{c['task']}", c["problem"]) for c in candidates if c["level"] == 1 and c["problem"].strip()})
+    short = [(path.stem, path.read_text()) for path in baseline_cache.SHORT_PROBES]
+    problems = short + level_1[: 3 * wanted]
     passed = 0
-    for first in range(0, min(len(problems), 3 * wanted), len(gpus)):
+    for first in range(0, len(problems), len(gpus)):
         if passed >= wanted and not baseline_cache.control_due(str(cache), device, HARNESS_VERSION):
-            return
+            break
         batch = list(zip(gpus, problems[first : first + len(gpus)]))
         with tempfile.TemporaryDirectory() as scratch, concurrent.futures.ThreadPoolExecutor(len(batch)) as pool:
 
             def one(gpu_problem):
-                gpu, (task, source) = gpu_problem
-                path = Path(scratch) / f"probe_L1T{task}.py"
+                gpu, (name, source) = gpu_problem
+                path = Path(scratch) / f"probe_{name}.py"
                 path.write_text(source)
                 args = ["probe", "--problem", str(path), "--device", device, "--baseline-cache", str(cache)]
                 args += ["--limits", json.dumps(on_gpu(limits, state, gpu))]
                 reply, wall, log = run_cli(args, 900, env=pinned(env, gpu, device))
                 status = (reply or {}).get("status")
                 control = (reply or {}).get("control") or {}
-                shown = f"probe L1T{task} on gpu {gpu}: {status} ({wall:.0f} s), A/A {control.get('speedup')}"
+                shown = f"probe {name} on gpu {gpu}: {status} ({wall:.0f} s), A/A {control.get('speedup')}"
                 print(shown if reply else f"{shown}: {log[-300:]}", flush=True)
                 return status == "verified"
 
@@ -366,7 +369,7 @@ def command_run(args, candidates: list[dict], sources: list[dict]) -> None:
     timeout = (release.public_limits(limits)["wall_time_s"]) + 300
     # The builds ahead and the verifications compile for the same architectures, so the build is reused.
     compiled_for = {"TORCH_CUDA_ARCH_LIST": architectures} if architectures else {}
-    probes = args.probes if args.probes is not None else (3 if args.device == "cuda" else 0)
+    probes = args.probes if args.probes is not None else (6 if args.device == "cuda" else 0)
     if probes and todo:
         probe_devices(candidates, state, device=args.device, gpus=gpus, limits=limits, env=compiled_for, wanted=probes)
 
@@ -456,7 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--probes",
         type=int,
-        help="A/A probes of the device first, until it keeps this many controls (default: 3 on cuda; a CPU verdict runs its own)",
+        help=(
+            "A/A probes of the device first: at least this many, and until it keeps the controls of short and long "
+            "calls it needs (default: 6 on cuda; a CPU verdict runs its own)"
+        ),
     )
     parser.add_argument("--parallel", type=int, default=2, help="verifications at a time on each GPU")
     parser.add_argument(

@@ -83,26 +83,32 @@ def probe_device() -> harness_verdict.Verdict | None:
         return None
     device = current_registration().device.torch_device
     _since_probe += 1
-    due = baseline_cache.control_due(settings.BASELINE_CACHE_DIR, device, harness.HARNESS_VERSION)
+    due = baseline_cache.probes_due(settings.BASELINE_CACHE_DIR, device, harness.HARNESS_VERSION)
     if _since_probe < every and not due:
         return None
-    problem = Problem.objects.filter(origin=Problem.Origin.KERNELBENCH, level=1, degenerate=False).order_by("?").first()
-    if problem is None:
-        return None
+    if "short" in due:
+        # A short call's spread between processes is measured on short calls (measurement.SHORT_CALL_MS).
+        path = baseline_cache.short_probe(settings.BASELINE_CACHE_DIR, device, harness.HARNESS_VERSION)
+        label, source = path.stem, path.read_text()
+    else:
+        problem = Problem.objects.filter(origin=Problem.Origin.KERNELBENCH, level=1, degenerate=False).order_by("?").first()
+        if problem is None:
+            return None
+        label, source = problem.label, problem.source
     _since_probe = 0
     try:
         with _device_lock:
             verdict = harness.probe(
-                problem.source,
+                source,
                 device=device,
                 baseline_cache_dir=settings.BASELINE_CACHE_DIR,
                 plan=settings.EVALUATION_HARNESS_PLAN,
                 limits=settings.EVALUATION_HARNESS_LIMITS,
             )
     except Exception:
-        logger.exception("the probe of this worker's device on %s failed", problem.label)
+        logger.exception("the probe of this worker's device on %s failed", label)
         return None
-    logger.info("probed this worker's device on %s: %s", problem.label, verdict["status"])
+    logger.info("probed this worker's device on %s: %s", label, verdict["status"])
     return verdict
 
 

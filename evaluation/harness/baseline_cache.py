@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from evaluation.harness.measurement import MIN_CONTROLS
+from evaluation.harness.measurement import MIN_CONTROLS, SHORT_CALL_MS
 
 ENV_FIELDS = ("device", "gpu", "compute_capability", "driver", "cuda", "torch", "triton", "python", "cpu", "harness_version")
 
@@ -121,29 +121,36 @@ def load_controls(root: str | None, env_key: dict) -> list[dict]:
     for line in lines:
         try:
             record = json.loads(line)
-            latest[record["problem"]] = {k: record[k] for k in ("problem", "log_ratio", "within", "off", "at")}
+            latest[record["problem"]] = {
+                **{k: record[k] for k in ("problem", "log_ratio", "within", "off", "at")},
+                "call_ms": record.get("call_ms"),
+            }
         except (ValueError, KeyError, TypeError):
             continue  # a line cut short by a crash
     return sorted(latest.values(), key=lambda r: r["at"])[-CONTROLS_KEPT:]
 
 
 def record_control(root: str | None, env_key: dict, problem_source: str, record: dict) -> None:
-    """One A/A control, appended (one line, one write: concurrent verifications of a device interleave
-    whole lines), and the device's state beside it (`control_due`), under a lock."""
+    """One A/A control, appended as one line, and the device's state beside it (`probes_due`), under a
+    lock that concurrent verifications of a device share."""
     if not root:
         return
     path = _controls_path(root, env_key)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps({"problem": hashlib.sha256(problem_source.encode()).hexdigest(), **record}, sort_keys=True) + "\n"
-    with open(path, "a") as out:
-        out.write(line)
     with open(Path(root) / "controls-devices.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        # After a line a crash cut short, on a line of its own: the cut line is lost, not this one too.
+        with open(path, "a+b") as out:
+            cut = out.seek(0, os.SEEK_END) > 0 and out.seek(-1, os.SEEK_END) >= 0 and out.read(1) != b"\n"
+            out.write((("\n" if cut else "") + line).encode())
         slots = _read(_slot_path(root)) or {}
+        kept = load_controls(root, env_key)
         slots[_digest(env_key)] = {
             "device": env_key.get("device"),
             "harness_version": env_key.get("harness_version"),
-            "controls": len(load_controls(root, env_key)),
+            "controls": len(kept),
+            "short_controls": sum(1 for c in kept if _short(c)),
             "off": record["off"],
             "at": record["at"],
         }
@@ -154,18 +161,50 @@ def _slot_path(root: str) -> Path:
     return Path(root) / "controls-devices.json"
 
 
-def control_due(root: str | None, device: str, harness_version: str) -> bool:
-    """Whether a worker of `device` should probe it (`pipeline.probe`) now, before it has described
-    itself: where the device last probed here (of this kind and harness) lacks the controls its spread
-    needs, or last read off 1.0 (it states no win until a control reads 1.0 again)."""
+def _short(control: dict) -> bool:
+    return (control.get("call_ms") or float("inf")) < SHORT_CALL_MS
+
+
+# Probes the harness vouches for whose calls are short on any device (under SHORT_CALL_MS): the controls
+# that measure a short call's spread between processes (measurement.between_process).
+SHORT_PROBES = sorted((Path(__file__).parent / "probe_problems").glob("small_*.py"))
+
+
+def _latest_state(root: str | None, device: str, harness_version: str) -> dict | None:
+    """The device's state as it last probed here, of this kind and harness (record_control)."""
     if not root:
-        return True
+        return None
     states = [
         s
         for s in (_read(_slot_path(root)) or {}).values()
         if isinstance(s, dict) and s.get("device") == device and s.get("harness_version") == harness_version
     ]
-    if not states:
-        return True
-    latest = max(states, key=lambda s: s.get("at") or 0)
-    return bool(latest.get("off")) or (latest.get("controls") or 0) < MIN_CONTROLS
+    return max(states, key=lambda s: s.get("at") or 0) if states else None
+
+
+def probes_due(root: str | None, device: str, harness_version: str) -> list[str]:
+    """Which probes (`pipeline.probe`) a worker of `device` should run now, before it has described
+    itself: "short" where the device lacks controls of short calls (run one of SHORT_PROBES), "long"
+    where it lacks controls of longer ones (a KernelBench problem), "again" where its last control read
+    off 1.0 (it states no win until one reads 1.0 again). Nothing when none is due."""
+    latest = _latest_state(root, device, harness_version)
+    if latest is None:
+        return ["long", "short"]
+    short = latest.get("short_controls") or 0
+    due = ["again"] if latest.get("off") else []
+    if (latest.get("controls") or 0) - short < MIN_CONTROLS:
+        due.append("long")
+    if short < MIN_CONTROLS:
+        due.append("short")
+    return due
+
+
+def control_due(root: str | None, device: str, harness_version: str) -> bool:
+    """Whether a worker of `device` should probe it now (`probes_due`)."""
+    return bool(probes_due(root, device, harness_version))
+
+
+def short_probe(root: str | None, device: str, harness_version: str) -> Path:
+    """The short probe to run next: the one after as many as the device has kept."""
+    latest = _latest_state(root, device, harness_version) or {}
+    return SHORT_PROBES[(latest.get("short_controls") or 0) % len(SHORT_PROBES)]

@@ -6,6 +6,7 @@ Checks (checks.py) decide the status first; the flags are computed for every ver
 """
 
 import math
+import statistics
 
 from evaluation.harness import checks, measurement, speed_of_light, tolerance
 from evaluation.harness.checks import hidden_work, lowers_precision, state_changes
@@ -177,6 +178,8 @@ def aa_control(evidence: Evidence, resamples: int = 1000) -> dict | None:
             "the reference run as a candidate is, timed against eager in the same rounds: 1.0 where this host times both alike"
         ),
         "speedup": measurement.speedup(eager_samples, control_samples),
+        # The control's median call: its spread between processes belongs to calls of this length.
+        "call_ms": statistics.median(control_samples),
         "interval": list(interval) if interval else None,
         "off": bool(interval and (interval[0] > BEATS or interval[1] < 1 / BEATS)),
         "candidate_speedup": measurement.speedup(control_samples, [x for r in candidate.values() for x in r])

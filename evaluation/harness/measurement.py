@@ -108,19 +108,55 @@ MIN_CONTROLS = 3
 MEDIAN_CHI2_1 = 0.454936
 
 
+# A/A controls of calls shorter than this (ms, the control's median) measure short calls' spread, which is
+# mostly a time, not a share: on an H100 a 32x48x24 product (11 us a call) read 0.93-1.10 against itself
+# in five pairs of processes, each read to about 1% in its rounds, while a 2048^3 one (340 us) read
+# 1.000 +- 0.002 in four (benchmarks/RESULTS.md, harness 13). Controls of long calls alone say nothing
+# of a short call's spread.
+SHORT_CALL_MS = 0.2
+
+
 def between_process(controls: list[dict]) -> dict:
     """How far a speedup read in one pair of processes can lie from one read in another pair, on this
     device, from its A/A controls: each control (`log_ratio`, `within`: ln of the reference timed against
-    itself in two processes, and that reading's own standard error from its rounds) reads 0 but for
-    what differs between processes (allocator, clocks, placement) and its rounds' noise. `spread` is the
-    standard deviation of a log speedup between process pairs beyond the rounds' noise; a bias of the
-    two kinds of process counts in it, as the controls are squared around 0, not around their mean."""
-    if len(controls) < MIN_CONTROLS:
-        return {"spread": None, "controls": len(controls), "why": f"fewer than {MIN_CONTROLS} A/A controls on this device"}
-    squares = sorted(c["log_ratio"] ** 2 for c in controls)
-    own = sorted(c["within"] ** 2 for c in controls)
-    total = _quantile(squares, 0.5) / MEDIAN_CHI2_1
-    return {"spread": math.sqrt(max(0.0, total - _quantile(own, 0.5))), "controls": len(controls)}
+    itself in two processes, and that reading's own standard error from its rounds; `call_ms`: its
+    median call) reads 0 but for what differs between processes (allocator, clocks, placement) and its
+    rounds' noise. That spread has a part proportional to the call (`relative`: the standard deviation
+    of a log speedup beyond the rounds' noise, from controls of calls of SHORT_CALL_MS or more, or of
+    unknown length) and a fixed time (`absolute_ms`, from controls of shorter calls, each scaled by its
+    call), which dominates short calls: `spread_at` combines them for a call's length. A bias of the two
+    kinds of process counts in both, as the controls are squared around 0, not around their mean."""
+    long = [c for c in controls if (c.get("call_ms") or math.inf) >= SHORT_CALL_MS]
+    short = [c for c in controls if (c.get("call_ms") or math.inf) < SHORT_CALL_MS]
+    found = {"controls": len(controls), "short_controls": len(short), "relative": None, "absolute_ms": None}
+    if len(long) >= MIN_CONTROLS:
+        found["relative"] = _robust_sd([c["log_ratio"] for c in long], [c["within"] for c in long])
+    if len(short) >= MIN_CONTROLS:
+        found["absolute_ms"] = _robust_sd(
+            [c["log_ratio"] * c["call_ms"] for c in short], [c["within"] * c["call_ms"] for c in short]
+        )
+    return found
+
+
+def _robust_sd(readings: list[float], own_errors: list[float]) -> float:
+    """The standard deviation of readings around 0 beyond their own errors, from medians of squares (one
+    wild control does not set a device's spread)."""
+    total = _quantile(sorted(r**2 for r in readings), 0.5) / MEDIAN_CHI2_1
+    return math.sqrt(max(0.0, total - _quantile(sorted(e**2 for e in own_errors), 0.5)))
+
+
+def spread_at(found: dict, call_ms: float | None) -> dict:
+    """The spread between processes (sd of a log speedup) for calls of `call_ms`, the shorter side of a
+    ratio: the relative part, and the absolute part over the call. A short call needs controls of short
+    calls, a longer one controls of long calls (the other part adds where it is known); without them the
+    spread is None and `why` says which are missing."""
+    relative, absolute = found.get("relative"), found.get("absolute_ms")
+    short = call_ms is not None and call_ms < SHORT_CALL_MS
+    if (absolute if short else relative) is None:
+        which = f"of calls under {SHORT_CALL_MS * 1e3:.0f} us " if short else ""
+        return {"spread": None, "at_ms": call_ms, "why": f"fewer than {MIN_CONTROLS} A/A controls {which}on this device"}
+    part = absolute / call_ms if absolute is not None and call_ms else 0.0
+    return {"spread": math.sqrt((relative or 0.0) ** 2 + part**2), "at_ms": call_ms}
 
 
 def reproduction_interval(speedup: float, interval: tuple[float, float] | None, spread: float | None) -> list[float] | None:

@@ -1231,6 +1231,7 @@ class Verification:
             "log_ratio": math.log(control["speedup"]),
             "within": (math.log(high) - math.log(low)) / (2 * measurement.Z95),
             "off": control["off"],
+            "call_ms": control["call_ms"],
             "at": time.time(),
         }
         problem = sha256(self.problem_source.encode()).hexdigest()

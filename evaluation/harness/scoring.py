@@ -232,9 +232,14 @@ def _timing(evidence: Evidence, plan) -> dict | None:
     # The rounds' interval covers what varies within one pair of processes; a second verification starts
     # new ones. The stated interval is where that second reading falls (measurement.reproduction_interval),
     # and only a win whose whole interval so widened clears the bar is one.
-    between = measurement.between_process(evidence.device_controls)
+    noise = measurement.between_process(evidence.device_controls)
+    # Each ratio's spread at its shorter side's call (a short call's spread is mostly a fixed time).
+    spreads = {name: measurement.spread_at(noise, _shorter_call_ms(headline, name)) for name in intervals}
+    between = {**noise, **min(spreads.values(), key=lambda s: s["at_ms"] or math.inf, default=measurement.spread_at(noise, None))}
     within = intervals
-    intervals = {name: measurement.reproduction_interval(speedups[name], i, between["spread"]) for name, i in within.items()}
+    intervals = {
+        name: measurement.reproduction_interval(speedups[name], i, spreads[name]["spread"]) for name, i in within.items()
+    }
     beats = {name: bool(i and i[0] > BEATS) for name, i in intervals.items()}
     null = null_result(evidence, speedups, intervals)
     if null:
@@ -284,6 +289,13 @@ def _timing(evidence: Evidence, plan) -> dict | None:
             "note": "the parent's own clock around each whole latency call (input generation, flush, checks included)",
         },
     }
+
+
+def _shorter_call_ms(headline: dict, name: str) -> float | None:
+    """The median call (ms) of the candidate or of baseline `name`, whichever is shorter."""
+    calls = [headline["candidate"].get("median_ms"), (headline["baselines"].get(name) or {}).get("median_ms")]
+    known = [ms for ms in calls if ms]
+    return min(known) if known else None
 
 
 def null_result(evidence: Evidence, speedups: dict, intervals: dict) -> dict | None:

@@ -7,7 +7,7 @@ whole verdict and indexes a few of its figures (status, speedups, precision tier
 from typing import TypedDict
 
 # Bumped whenever a change could alter a verdict; evaluations are unique per version.
-HARNESS_VERSION = "13"
+HARNESS_VERSION = "14"
 
 VERIFIED = "verified"
 INCORRECT = "incorrect"
@@ -81,7 +81,8 @@ class Timing(TypedDict, total=False):
     speedup_intervals: dict[str, list[float]]
     beats: dict[str, bool]
     # The rounds' own intervals (one pair of processes), and the device's spread between pairs of
-    # processes from its kept A/A controls (measurement.between_process).
+    # processes from its kept A/A controls (measurement.between_process: its relative and absolute parts,
+    # and `spread` at `at_ms`, the shortest call of a stated ratio, measurement.spread_at).
     within_process_intervals: dict[str, list[float]]
     between_process: dict
     converged: bool

@@ -126,8 +126,11 @@ def test_the_reference_timed_as_a_candidate_runs_beside_every_cpu_verdict(verifi
     assert control["candidate_speedup"] > 0
 
 
-def _controls(log_ratios, within=0.002):
-    return [{"problem": str(i), "log_ratio": r, "within": within, "off": False, "at": i} for i, r in enumerate(log_ratios)]
+def _controls(log_ratios, within=0.002, call_ms=None):
+    return [
+        {"problem": str(i), "log_ratio": r, "within": within, "off": False, "at": i, "call_ms": call_ms}
+        for i, r in enumerate(log_ratios)
+    ]
 
 
 def test_a_forward_slowed_only_in_the_candidates_process_is_a_loss():
@@ -146,16 +149,53 @@ def test_the_spread_between_processes_is_read_from_the_devices_controls():
     # 60 controls whose ln ratios spread 3% between process pairs, each read to 0.2% in its rounds.
     controls = _controls([rng.gauss(0, 0.03) for _ in range(60)])
 
-    spread = measurement.between_process(controls)["spread"]
+    spread = measurement.spread_at(measurement.between_process(controls), 1.0)["spread"]
 
     assert 0.022 < spread < 0.038
-    assert measurement.between_process(controls[:2]) == {
+    assert measurement.spread_at(measurement.between_process(controls[:2]), 1.0) == {
         "spread": None,
-        "controls": 2,
+        "at_ms": 1.0,
         "why": "fewer than 3 A/A controls on this device",
     }
     # Controls whose only spread is their rounds' noise: nothing between processes.
-    assert measurement.between_process(_controls([0.002, -0.001, 0.0015], within=0.003))["spread"] == 0.0
+    quiet = measurement.between_process(_controls([0.002, -0.001, 0.0015], within=0.003))
+    assert measurement.spread_at(quiet, 1.0)["spread"] == 0.0
+
+
+def test_a_short_calls_spread_is_a_fixed_time_measured_on_short_calls():
+    # As on an H100 (RESULTS.md, harness 13): 340 us calls read 1.000 +- 0.002 against themselves; 11 us
+    # calls 0.93-1.10, each read to about 1% in its rounds: about 0.8 us between processes.
+    rng = random.Random(3)
+    long = _controls([rng.gauss(0, 0.002) for _ in range(8)], within=0.001, call_ms=0.34)
+    short = [
+        {**c, "problem": f"s{c['problem']}"}
+        for c in _controls([0.094, -0.042, -0.024, 0.097, -0.073], within=0.01, call_ms=0.011)
+    ]
+
+    found = measurement.between_process(long + short)
+    at_short, at_long = measurement.spread_at(found, 0.011)["spread"], measurement.spread_at(found, 0.34)["spread"]
+
+    assert found["short_controls"] == 5 and 0.5e-3 < found["absolute_ms"] < 1.2e-3
+    assert 0.04 < at_short < 0.11
+    # The fixed time is a small share of a long call, and the relative part is the long calls'.
+    assert at_long < 0.006
+    # Long calls' controls alone say nothing of a short call: none is stated rather than theirs.
+    alone = measurement.spread_at(measurement.between_process(long), 0.011)
+    assert alone["spread"] is None and "calls under 200 us" in alone["why"]
+    assert measurement.spread_at(measurement.between_process(long), 0.34)["spread"] < 0.006
+
+
+def test_a_short_call_on_a_device_with_short_controls_states_its_wider_interval():
+    # A 1.05x "win" of an 11 us call: inside its rounds' noise it clears 1.01, across processes it does not.
+    short = _controls([0.094, -0.042, -0.024, 0.097, -0.073], within=0.01, call_ms=0.011)
+    long = [{**c, "problem": f"l{c['problem']}"} for c in _controls([0.001, -0.002, 0.0015], within=0.001, call_ms=0.5)]
+
+    verdict = _timed(candidate_ms=0.0105, eager_ms=0.011, control_ms=0.011, device_controls=short + long)
+
+    between = verdict["timing"]["between_process"]
+    assert 0.04 < between["spread"] < 0.13 and between["at_ms"] == pytest.approx(0.0105, rel=0.01)
+    assert verdict["timing"]["within_process_intervals"]["eager"][0] > 1.01
+    assert verdict["timing"]["beats"] == {"eager": False}
 
 
 def test_a_second_reading_falls_in_the_reproduction_interval_95_times_in_100():
@@ -208,22 +248,32 @@ def test_a_device_whose_last_control_read_off_states_no_win_until_one_reads_one_
 def test_kept_controls_are_the_latest_of_each_problem_and_decide_when_a_device_is_probed(tmp_path):
     key = {"device": "cuda", "gpu": "H100", "harness_version": "12"}
     root = str(tmp_path)
-    assert baseline_cache.control_due(root, "cuda", "12")
+    assert baseline_cache.probes_due(root, "cuda", "12") == ["long", "short"]
     stale = {**key, "driver": "older"}
     baseline_cache.record_control(root, stale, "a", {"log_ratio": 0.0, "within": 0.01, "off": False, "at": -1})
     for at, (source, ratio) in enumerate([("a", 0.01), ("b", -0.02), ("a", 0.03), ("c", 0.0)]):
-        baseline_cache.record_control(root, key, source, {"log_ratio": ratio, "within": 0.01, "off": False, "at": at})
+        record = {"log_ratio": ratio, "within": 0.01, "off": False, "at": at, "call_ms": 0.5}
+        baseline_cache.record_control(root, key, source, record)
     (tmp_path / f"controls-{baseline_cache._digest(key)}.jsonl").open("a").write('{"problem": "cut sh')
 
     kept = baseline_cache.load_controls(root, key)
 
     assert [c["log_ratio"] for c in kept] == [-0.02, 0.03, 0.0]
-    # The device as it is now (its latest key) decides, not an older driver's one control.
+    # The device as it is now (its latest key) decides, not an older driver's one control; it has the
+    # long calls' controls it needs, not the short calls'. The short probes follow each other.
+    assert baseline_cache.probes_due(root, "cuda", "12") == ["short"]
+    probes = []
+    for at, ratio in enumerate([0.05, -0.04, 0.06], start=4):
+        probe = baseline_cache.short_probe(root, "cuda", "12")
+        probes.append(probe.stem)
+        record = {"log_ratio": ratio, "within": 0.01, "off": False, "at": at, "call_ms": 0.011}
+        baseline_cache.record_control(root, key, probe.read_text(), record)
+    assert probes == ["small_matmul", "small_residual", "small_softmax"]
     assert not baseline_cache.control_due(root, "cuda", "12")
     # Another harness's controls say nothing of this one's; a control read off makes the next ones due.
     assert baseline_cache.control_due(root, "cuda", "13")
-    baseline_cache.record_control(root, key, "d", {"log_ratio": 0.4, "within": 0.01, "off": True, "at": 9})
-    assert baseline_cache.control_due(root, "cuda", "12")
+    baseline_cache.record_control(root, key, "d", {"log_ratio": 0.4, "within": 0.01, "off": True, "at": 9, "call_ms": 0.5})
+    assert baseline_cache.probes_due(root, "cuda", "12") == ["again"]
 
 
 @pytest.mark.parametrize("kept", [True, False])

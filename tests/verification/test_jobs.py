@@ -63,7 +63,8 @@ async def test_progress_reaches_a_websocket_client_in_order(cpu_worker, broker):
 
 
 def test_a_worker_probes_its_device_after_an_evaluation_and_keeps_the_control(cpu_worker, broker, settings, tmp_path):
-    # The probe runs a KernelBench problem's own Model, no user code: its A/A control is the device's.
+    # The probe runs a problem's own Model, no user code (one of the harness's short probes first, as the
+    # device has no control of a short call yet): its A/A control is the device's.
     settings.DEVICE_PROBE_EVERY, settings.BASELINE_CACHE_DIR = 20, str(tmp_path)
     make_problem(scale=5, origin="kernelbench", level=1, task=1, degenerate=False)
     candidate = make_candidate(scale=3)
