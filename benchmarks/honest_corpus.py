@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import harness_cuda_l1 as cuda_l1  # noqa: E402  (after the path is set)
+import release_batch  # noqa: E402
 
 CORPUS = REPO / "benchmarks" / "honest" / "corpus.json"
 # Every check and measure of the default plan, with shorter timing budgets: the question is the
@@ -55,14 +56,25 @@ def _limits(state: Path) -> dict:
     return {**LIMITS, "build_cache_dir": str(state / "builds"), "device_lock_path": str(state / "device.lock")}
 
 
+def compiled_for() -> dict:
+    """The builds' and the verifications' TORCH_CUDA_ARCH_LIST, from the host's GPUs: the same on both, so
+    a build ahead with no GPU is what a verification loads."""
+    found = release_batch.arch_list([capability for _, capability in release_batch.host_gpus()])
+    return {"TORCH_CUDA_ARCH_LIST": found} if found else {}
+
+
 def build(state: Path, workers: int, only: set[str] | None) -> None:
-    """Fill the build cache (the CLI's `build`), several at a time: a load_inline build is minutes of CPU."""
+    """Fill the build cache ahead (the CLI's `build --ahead`: no GPU, so no device lock), several at a
+    time on the CPU cores: a load_inline build is minutes of CPU. Builds that held the device lock
+    waited up to 494 s for one another (RESULTS.md, harness 11)."""
     rows = [r for r in corpus(only) if r["kind"].startswith("cuda")]
+    env = {**compiled_for(), "CUDA_VISIBLE_DEVICES": ""}
+    limits = {k: v for k, v in _limits(state).items() if k != "device_lock_path"}
 
     def one(row: dict) -> str:
-        args = ["build", "--problem", str(CORPUS.parent / row["problem"]), "--candidate", str(CORPUS.parent / row["candidate"])]
-        args += ["--device", "cuda", "--limits", json.dumps(_limits(state))]
-        verdict, wall, log = cuda_l1.run_cli(args, timeout=900)
+        args = ["build", "--ahead", "--problem", str(CORPUS.parent / row["problem"])]
+        args += ["--candidate", str(CORPUS.parent / row["candidate"]), "--device", "cuda", "--limits", json.dumps(limits)]
+        verdict, wall, log = cuda_l1.run_cli(args, timeout=900, env=env)
         outcome = "built" if (verdict or {}).get("built") else (verdict or {}).get("reason", log[-300:])
         return f"{row['name']}: {outcome} in {wall:.0f} s"
 
@@ -76,7 +88,7 @@ def verify_one(row: dict, state: Path, baselines: str) -> dict:
     args = cuda_l1.verify_args(problem, candidate, baselines=baselines, plan=PLAN, limits=_limits(state))
     args += ["--baseline-cache", str(state / "baselines")]
     began = time.monotonic()
-    verdict, wall, log = cuda_l1.run_cli(args, timeout=900)
+    verdict, wall, log = cuda_l1.run_cli(args, timeout=900, env=compiled_for())
     record = {"name": row["name"], "kind": row["kind"], "wall_s": round(time.monotonic() - began, 1)}
     if verdict is None:
         return {**record, "status": "harness-failure", "reason": log[-800:]}
