@@ -147,16 +147,20 @@ def _robust_sd(readings: list[float], own_errors: list[float]) -> float:
 
 def spread_at(found: dict, call_ms: float | None) -> dict:
     """The spread between processes (sd of a log speedup) for calls of `call_ms`, the shorter side of a
-    ratio: the relative part, and the absolute part over the call. A short call needs controls of short
-    calls, a longer one controls of long calls (the other part adds where it is known); without them the
-    spread is None and `why` says which are missing."""
+    ratio: the relative part, and the absolute part over the call. A longer call needs controls of long
+    calls; a short one counts what the device has (the long calls' part alone where it lacks controls of
+    short calls, which `why` then says). Without controls of long calls it is None."""
     relative, absolute = found.get("relative"), found.get("absolute_ms")
     short = call_ms is not None and call_ms < SHORT_CALL_MS
-    if (absolute if short else relative) is None:
-        which = f"of calls under {SHORT_CALL_MS * 1e3:.0f} us " if short else ""
-        return {"spread": None, "at_ms": call_ms, "why": f"fewer than {MIN_CONTROLS} A/A controls {which}on this device"}
+    lacking = f"fewer than {MIN_CONTROLS} A/A controls of calls under {SHORT_CALL_MS * 1e3:.0f} us on this device"
+    if relative is None and not (short and absolute is not None):
+        why = lacking if short else f"fewer than {MIN_CONTROLS} A/A controls on this device"
+        return {"spread": None, "at_ms": call_ms, "why": why}
     part = absolute / call_ms if absolute is not None and call_ms else 0.0
-    return {"spread": math.sqrt((relative or 0.0) ** 2 + part**2), "at_ms": call_ms}
+    spread = {"spread": math.sqrt((relative or 0.0) ** 2 + part**2), "at_ms": call_ms}
+    if short and absolute is None:
+        spread["why"] = f"{lacking}: only the longer calls' spread is counted"
+    return spread
 
 
 def reproduction_interval(speedup: float, interval: tuple[float, float] | None, spread: float | None) -> list[float] | None:
