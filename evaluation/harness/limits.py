@@ -156,6 +156,13 @@ class Plan:
     # control, `pipeline.probe`, is the device's).
     control_share: float = 0.25
 
+    def __post_init__(self):
+        if self.steady_min_rounds > self.steady_max_rounds:
+            raise ValueError(
+                f"steady_min_rounds ({self.steady_min_rounds}) is over steady_max_rounds ({self.steady_max_rounds}): "
+                "raise the most rounds or lower the least"
+            )
+
 
 def coerce(kind, value):
     """An instance of `kind` from None (defaults), an instance, or a dict of fields to change."""

@@ -989,7 +989,9 @@ class Verification:
                 if all(f <= plan.speedup_target for f in fractions):
                     stopped_by = "interval"
                     break
-            if time.monotonic() - began > budget_s:
+            # The budget stops no measure short of its least rounds (the A/A control's interval needs
+            # three): a 2048^3 product on an H200 had spent a 2 s budget in two.
+            if round_number >= plan.steady_min_rounds and time.monotonic() - began > budget_s:
                 stopped_by = "budget"
                 break
         return {
@@ -1434,6 +1436,7 @@ def probe(problem_source: str, *, device: str = "cpu", baseline_cache_dir, limit
             **asdict(plan),
             "control": True,
             "steady_min_rounds": max(plan.steady_min_rounds, 6),
+            "steady_max_rounds": max(plan.steady_max_rounds, 6),
             "steady_budget_s": max(plan.steady_budget_s, 5.0),
         },
         baseline_cache_dir=baseline_cache_dir,
