@@ -499,11 +499,19 @@ SETTLE_REJECT = (0.010, 0.15)
 SETTLE_FLAG = (0.001, 0.05)
 
 
+# The least burst calls a side needs for its median drain to be judged. Calls of 10 ms or more, or
+# with inputs near the plan's burst_bytes, make bursts of one call, one a round: with ten needed, such
+# a candidate's drain was never judged nor charged (an attacker's reading of harness 14). Every measure
+# runs steady_min_rounds (6) at least; a single wake-up cannot move a median of five, and the bars
+# scale with the call.
+DRAIN_LEAST_CALLS = 5
+
+
 def _drain_excess(evidence: Evidence, who: str, phase: str) -> tuple[float, float] | None:
     """`who`'s burst calls' median drain gap beyond the eager reference's, and its median call (ms)."""
     own, eager = evidence.settle_ms(who, phase), evidence.settle_ms("eager", phase)
     samples = [c.ms for c in evidence.calls if c.who == who and c.phase == phase and c.ms is not None]
-    if len(own) < 10 or len(eager) < 10 or not samples:
+    if len(own) < DRAIN_LEAST_CALLS or len(eager) < DRAIN_LEAST_CALLS or not samples:
         return None
     return statistics.median(own) - statistics.median(eager), statistics.median(samples)
 

@@ -47,6 +47,7 @@ CANDIDATE_FACTS = {
     "state_changes": lambda value: isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()),
     "changed_after_capture": _list_of(int),
     "kernels": _list_of(dict),
+    "work": _list_of(dict),
     "output": lambda value: (
         isinstance(value, dict)
         and isinstance(value.get("structure"), str)

@@ -216,7 +216,16 @@ def _device_time(evidence: Evidence, plan) -> dict | None:
     }
 
 
-def _timing(evidence: Evidence, plan) -> dict | None:
+def _no_difference(evidence: Evidence, control: dict | None) -> dict | None:
+    if control and control["off"]:
+        return {"why": "the A/A control read off 1.0: this host times the candidate's kind of process unlike the baselines'"}
+    if flags.device_control_off(evidence, control):
+        return {"why": "this device's last A/A control read off 1.0, and this verification ran none"}
+    unbounded = flags.clock_unbounded(evidence)
+    return {"why": f"the harness's clock could not bound the candidate's times from below: {unbounded}"} if unbounded else None
+
+
+def _timing(evidence: Evidence, plan, control: dict | None) -> dict | None:
     if not evidence.baselines:
         return None
     latency = _latency(evidence, plan)
@@ -242,16 +251,19 @@ def _timing(evidence: Evidence, plan) -> dict | None:
     }
     beats = {name: bool(i and i[0] > BEATS) for name, i in intervals.items()}
     null = null_result(evidence, speedups, intervals)
-    if null:
-        speedups = dict.fromkeys(speedups, 1.0)
-        intervals = {name: [1.0, 1.0] for name in speedups}
-        beats = dict.fromkeys(speedups, False)
-    control = flags.aa_control(evidence, plan.bootstrap_resamples)
-    device_off = flags.device_control_off(evidence, control)
-    # The same where the parent's clock could not bound the candidate's times from below (flags.clock_unbounded).
-    if (control and control["off"]) or device_off or flags.clock_unbounded(evidence):
-        # The host times the candidate's kind of process unlike the baselines': no difference is stated,
-        # either way (each interval reaches 1.0, which every page reads as no measurable difference).
+    # Against eager, the reference's own kernels are 1.0 by construction: the host's reading is not
+    # stated, whichever way it leans, but a loss beyond the band is the candidate's own (work beyond the
+    # kernels: a sleep read 0.018x) and stays. The other baselines run other code (Inductor's kernels,
+    # a graph replay): measured as any candidate is.
+    if null and not (intervals.get("eager") and intervals["eager"][1] < 1 / BEATS):
+        speedups, intervals, beats = {**speedups, "eager": 1.0}, {**intervals, "eager": [1.0, 1.0]}, {**beats, "eager": False}
+    no_difference = _no_difference(evidence, control)
+    if no_difference:
+        # The host times the candidate's kind of process unlike the baselines': no win is stated (each
+        # interval reaches 1.0, which every page reads as no measurable difference), and a median above
+        # 1.0 is not stated either (it ranked a 2.51x no-difference first); a loss stays a loss.
+        no_difference["measured_speedups"] = speedups
+        speedups = {name: min(s, 1.0) for name, s in speedups.items()}
         beats = dict.fromkeys(beats, False)
         intervals = {name: [min(i[0], 1.0), max(i[1], 1.0)] if i else None for name, i in intervals.items()}
     return {
@@ -266,13 +278,17 @@ def _timing(evidence: Evidence, plan) -> dict | None:
         # Set where the headline is 1.0 by construction, not by measurement: what was measured, and why
         # it is not the kernel's.
         "null_result": null,
+        # Set where the host's timing cannot state a difference (the A/A control read off 1.0, the
+        # device's last one did, or the clock could not bound the candidate from below): why, and the
+        # medians measured before they were capped at 1.0.
+        "no_difference": no_difference,
         # The A/A control where it ran (flags.aa_control): off 1.0, and no win is stated.
         "control": control,
         # The rounds' own intervals (one pair of processes), and this device's spread between pairs of
         # processes that widened them, from its kept A/A controls; `device_control_off`: the device's
         # last control read off 1.0 and this verification ran none, so it states no win.
         "within_process_intervals": {name: list(i) if i else None for name, i in within.items()},
-        "between_process": {**between, "device_control_off": device_off},
+        "between_process": {**between, "device_control_off": flags.device_control_off(evidence, control)},
         "converged": headline.get("converged"),
         "stopped_by": headline.get("stopped_by"),
         "measures": {"steady_state": steady, "device_time": device_time, "latency": latency},
@@ -305,9 +321,9 @@ def null_result(evidence: Evidence, speedups: dict, intervals: dict) -> dict | N
     interval 1.65-2.17). Its headline says so, the measured ratios kept beside it."""
     why = flags.same_kernels_as_reference(evidence)
     facts = evidence.static.get("facts", {})
-    if not why or "streams" in facts or "cuda_graphs" in facts:
-        # The same kernels launched differently (overlapped on streams, replayed from a graph) can be
-        # faster for real: that is measured, not assumed.
+    if not why or (evidence.device == "cuda" and ("streams" in facts or "cuda_graphs" in facts)):
+        # On a GPU the same kernels launched differently (overlapped on streams, replayed from a graph)
+        # can be faster for real: that is measured, not assumed. On the CPU neither launches anything.
         return None
     return {
         "why": f"{why}; the same kernels do the same work, so any difference measured is the host's, not the code's",
@@ -328,7 +344,7 @@ def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
     if first:
         return f"{first['name']}: {first['detail']}."
     speed = ""
-    if timing and timing.get("null_result"):
+    if timing and timing.get("null_result") and timing["speedups"].get("eager") == 1.0:
         speed = "; it runs the reference's own kernels, so it is 1.0x by construction (no speedup of its own)"
     elif timing and timing.get("speedups"):
         intervals = timing.get("speedup_intervals") or {}
@@ -346,8 +362,10 @@ def _speedup_words(name: str, speedup: float, interval: list | None) -> str:
 
 def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
     entries, first = checks.run_checks(evidence)
-    raised = flags.run_flags(evidence)
-    timing = _timing(evidence, plan)
+    # The A/A control, read once: the flag and the stated speedups judge the same interval.
+    control = flags.aa_control(evidence, plan.bootstrap_resamples)
+    raised = flags.run_flags(evidence, control)
+    timing = _timing(evidence, plan, control)
     status = first["status"] if first else VERIFIED
     if status == VERIFIED and not evidence.candidate_calls(TRIAL):
         status, first = "error", {"name": "candidate_runs", "detail": "the candidate was never run", "status": "error"}

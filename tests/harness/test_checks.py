@@ -114,7 +114,7 @@ def test_a_side_whose_host_is_busy_for_most_of_its_sample_is_flagged_host_bound(
     evidence = _evidence()
     evidence.calls += _timed(CANDIDATE, 0.23, 0.19) + _timed("eager", 0.46, 0.10)
 
-    detail = flags.run_flags(evidence)["host_bound"]
+    detail = flags.run_flags(evidence, None)["host_bound"]
 
     assert "candidate 0.19 ms of its 0.23 ms" in detail
     assert "eager" not in detail
@@ -124,14 +124,14 @@ def test_a_side_whose_gpu_work_dominates_is_not_host_bound():
     evidence = _evidence()
     evidence.calls += _timed(CANDIDATE, 0.40, 0.05) + _timed("eager", 0.46, 0.10)
 
-    assert "host_bound" not in flags.run_flags(evidence)
+    assert "host_bound" not in flags.run_flags(evidence, None)
 
 
 def test_without_host_times_nothing_is_host_bound():
     evidence = _evidence()  # CPU samples: the host's time is the sample itself, not reported apart
     evidence.calls += _timed(CANDIDATE, 0.23, None) + _timed("eager", 0.46, None)
 
-    assert "host_bound" not in flags.run_flags(evidence)
+    assert "host_bound" not in flags.run_flags(evidence, None)
 
 
 def test_an_output_changed_after_its_capture_is_rejected_as_finished_late():
@@ -262,20 +262,29 @@ def test_work_left_past_each_calls_end_is_rejected():
     assert checks.hidden_work(settling_after(0.0065)) is None
 
 
-def _drained(candidate_settle_ms: float) -> dict:
-    """A CUDA verdict of six steady rounds: eager's calls 7 us each, the candidate's 2 us on the calling
-    stream, each call followed by a drain `candidate_settle_ms` long (eager's: 6 us, the host's wake-up)."""
+def _drained(candidate_settle_ms: float, *, calls: int = 4, eager_ms: float = 0.007, candidate_ms: float = 0.002) -> dict:
+    """A CUDA verdict of six steady rounds, bursts of `calls` calls: eager's calls 7 us each, the
+    candidate's 2 us on the calling stream, each call followed by a drain `candidate_settle_ms` long
+    (eager's: 6 us, the host's wake-up)."""
     evidence = _evidence()
     evidence.device = "cuda"
     evidence.steady = {"rounds": 6, "stopped_by": "interval"}
     for number in range(1, 7):
-        for who, ms, settle in (("eager", 0.007, 0.006), (CANDIDATE, 0.002, candidate_settle_ms)):
-            for index in range(4):
+        for who, ms, settle in (("eager", eager_ms, 0.006), (CANDIDATE, candidate_ms, candidate_settle_ms)):
+            for index in range(calls):
                 jitter = 1 + 0.002 * ((number + index) % 3)
                 timing = {"ms": ms * jitter, "settle_ms": settle}
                 evidence.calls.append(Call(who, STEADY, 0, {"ok": True}, ms, timing=timing, burst=(number, index)))
             evidence.bursts.append(
-                {"who": who, "phase": STEADY, "round": number, "calls": 4, "wall_ms": 4.0, "sum_ms": 4 * ms, "leftover_ms": 0.0}
+                {
+                    "who": who,
+                    "phase": STEADY,
+                    "round": number,
+                    "calls": calls,
+                    "wall_ms": max(4.0, calls * ms + 1.0),
+                    "sum_ms": calls * ms,
+                    "leftover_ms": 0.0,
+                }
             )
     return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
 
@@ -295,3 +304,15 @@ def test_work_left_below_the_rejection_gains_nothing():
     assert 0.95 < hidden["timing"]["speedups"]["eager"] < 1.05
     assert honest["timing"]["measures"]["steady_state"]["candidate"]["leftover_charged_us"] == 0.0
     assert 3.4 < honest["timing"]["speedups"]["eager"] < 3.6
+
+
+def test_work_left_by_long_calls_is_judged_in_bursts_of_one_call():
+    """Calls of 10 ms or more make bursts of one call, six in a steady state: work left on a side stream
+    after each (25 ms after a 30 ms call) is rejected, not left unjudged for want of samples."""
+    hidden = _drained(25.0, calls=1, eager_ms=60.0, candidate_ms=30.0)
+    honest = _drained(0.006, calls=1, eager_ms=60.0, candidate_ms=30.0)
+
+    first = next(c for c in hidden["checks"] if not c["passed"])
+    assert (first["name"], hidden["status"]) == ("no_hidden_work", "rejected")
+    passed = {c["name"]: c["passed"] for c in honest["checks"]}
+    assert passed["no_hidden_work"] and 1.9 < honest["timing"]["speedups"]["eager"] < 2.1

@@ -127,3 +127,32 @@ def test_a_wrong_answer_still_fails_against_the_float32_output(verifier):
 
     assert verdict["status"] == "incorrect", verdict["reason"]
     assert failed_check(verdict) == "outputs_match_reference"
+
+
+def test_the_same_operators_on_other_shapes_are_the_candidates_own_work(verifier):
+    # (A@B)@C and A@(B@C) launch the same operators, as many of each: by names alone the null-result rule
+    # stated a reassociated product 13x faster as 1.0x. Their shapes differ, and so does the work.
+    verdict = verifier("matmul_chain", "honest_reassociated_matmul", plan={"profile": True})
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert "same_kernels_as_reference" not in verdict["flags"]
+    assert not verdict["timing"].get("null_result") and verdict["timing"]["speedups"]["eager"] > 1.5
+
+
+def test_a_null_result_never_raises_a_slower_candidate_to_one(verifier):
+    # The reference's operator and a 2 ms sleep: its kernels are the reference's, and it is slower than
+    # eager beyond any interval; stated 1.0 it ranked beside the reference (read 0.018x).
+    verdict = verifier("matmul", "same_kernels_slowed", plan={"profile": True})
+
+    timing = verdict["timing"]
+    assert "same_kernels_as_reference" in verdict["flags"]
+    assert timing["speedups"]["eager"] < 0.5 and timing["speedup_intervals"]["eager"][1] < 1.0
+    assert "1.0x by construction" not in verdict["reason"]
+
+
+def test_naming_a_stream_does_not_escape_the_null_result_on_the_cpu(verifier):
+    # Streams and CUDA graphs launch nothing differently on the CPU, named or not.
+    verdict = verifier("matmul", "same_kernels_naming_streams", plan={"profile": True})
+
+    assert "streams" in verdict["static"]["facts"]
+    assert verdict["timing"]["null_result"] and verdict["timing"]["speedups"]["eager"] == 1.0

@@ -89,7 +89,8 @@ class BaselineProcess:
         with _no_grad():
             fn = self.calls[request["who"]]
             if request.get("profile"):
-                reply["kernels"], done = profiling.kernels_of(lambda: timing.call(fn, args, slots, capture=False), self.device)
+                launched, done = profiling.kernels_of(lambda: timing.call(fn, args, slots, capture=False), self.device)
+                reply.update(launched)
             else:
                 done = timing.call(fn, args, slots, capture=False)
         if done["error"] is not None:

@@ -140,11 +140,11 @@ class CandidateProcess:
         reply = {"ok": True}
         with _no_grad():
             if request.get("profile"):
-                kernels, done = profiling.kernels_of(
+                launched, done = profiling.kernels_of(
                     lambda: timing.call(self.candidate_model, args, slots, capture=True),  # noqa: F821  (called at once, before the del)
                     self.device,
                 )
-                reply["kernels"] = kernels
+                reply.update(launched)
             else:
                 done = timing.call(self.candidate_model, args, slots, capture=True)
         result, error = done["result"], done["error"]

@@ -11,20 +11,28 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 
-def kernels_of(run, device: str) -> tuple[list[dict], object]:
-    """The kernels `run()` launched, and what it returned. The call site's own copies and fills
-    show as Memcpy/Memset and are left out."""
+def kernels_of(run, device: str) -> tuple[dict, object]:
+    """What `run()` launched, and what it returned: `kernels`, each kernel (CUDA) or aten operator
+    (CPU) by name with its count, the call site's own copies and fills (Memcpy/Memset) left out; and
+    `work`, each operator the profiler counts FLOPs of (products, convolutions, pointwise arithmetic) by
+    name and input shapes. Names alone do not say the work is the same: (A@B)@C and A@(B@C) launch the
+    same matrix-product kernels, on different shapes."""
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
-    with profile(activities=activities) as prof:
+    with profile(activities=activities, with_flops=True) as prof:
         result = run()
         if device == "cuda":
             torch.cuda.synchronize()
     counts: Counter = Counter()
+    work: Counter = Counter()
     for event in prof.events():
         if device == "cuda":
             if event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset")):
                 counts[event.name] += 1
         elif event.name.startswith("aten::"):
             counts[event.name] += 1
-    kernels = [{"name": name, "count": count} for name, count in counts.most_common()]
-    return kernels, result
+        if event.flops and event.device_type == torch.autograd.DeviceType.CPU:
+            work[(event.name, str(event.input_shapes))] += 1
+    return {
+        "kernels": [{"name": name, "count": count} for name, count in counts.most_common()],
+        "work": [{"op": op, "shapes": shapes, "count": count} for (op, shapes), count in sorted(work.items())],
+    }, result
