@@ -15,7 +15,7 @@ from django.conf import settings
 from django.utils.module_loading import autodiscover_modules
 
 from inference.queues import INFERENCE_QUEUE
-from inference.reconciler import reconcile_forever
+from jobrows.reconciler import reconcile_forever
 from verification.devices import detect_device
 from verification.heartbeats import start_registration
 from verification.queues import queues_of

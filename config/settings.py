@@ -134,6 +134,7 @@ INSTALLED_APPS = [
     "channels",
     "django_dramatiq",
     "csp",
+    "jobrows",
     "court",
     "verification",
     "inference",
@@ -299,7 +300,7 @@ else:
     }
     CHANNEL_LAYERS = {"default": {"BACKEND": "court.live.layers.ThreadSafeInMemoryChannelLayer", "CONFIG": {"capacity": 2000}}}
 DRAMATIQ_AUTODISCOVER_MODULES = ["actors"]
-# Supervision (verification.liveness): every worker process and run loop records that it is alive
+# Supervision (jobrows.liveness): every worker process and run loop records that it is alive
 # this often, and one silent for six beats is taken for dead, its jobs sent again by the reconciler.
 LIVENESS_HEARTBEAT_S = env.float("COURT_HEARTBEAT_S", default=10.0)
 # Threads for run loops in embedded mode; evaluations there take one thread of their own.

@@ -27,6 +27,7 @@ from court.models import (
 from court.presentation import highlighted_python
 from court.selectors import outdated_kernels
 from evaluation.harness import HARNESS_VERSION
+from jobrows.admin import JobRowAdmin
 
 
 def _pretty_json(value) -> str:
@@ -265,7 +266,7 @@ class ClaimAdmin(admin.ModelAdmin):
 
 
 @admin.register(Evaluation)
-class EvaluationAdmin(ChangesLeaderboard, admin.ModelAdmin):
+class EvaluationAdmin(JobRowAdmin, ChangesLeaderboard, admin.ModelAdmin):
     list_display = ["id", "candidate", "arch", "status", "stage", "speedup_eager", "precision_tier", "finished_at"]
     list_filter = ["arch", "status", "harness_version", "precision_tier", "release"]
     search_fields = ["reason", "worker", "candidate__problem__title"]
@@ -310,7 +311,7 @@ class ReleaseAdmin(admin.ModelAdmin):
 
 
 @admin.register(OptimizationRun)
-class OptimizationRunAdmin(admin.ModelAdmin):
+class OptimizationRunAdmin(JobRowAdmin, admin.ModelAdmin):
     list_display = ["id", "problem", "requester", "backend", "status", "rounds_completed", "max_rounds", "created_at"]
     list_filter = ["status", "backend"]
     raw_id_fields = ["problem", "requester"]
@@ -447,7 +448,7 @@ class HackReportAdmin(admin.ModelAdmin):
 
 
 @admin.register(ProofCheck)
-class ProofCheckAdmin(admin.ModelAdmin):
+class ProofCheckAdmin(JobRowAdmin, admin.ModelAdmin):
     list_display = ["report", "arch", "status", "reason", "finished_at"]
     list_filter = ["status", "arch"]
     raw_id_fields = ["report"]

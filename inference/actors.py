@@ -37,8 +37,8 @@ from inference.prompts import PriorCandidate, PriorVerdict, render_prompt
 from inference.queues import INFERENCE_QUEUE
 from inference.runs import RUN_ACTOR, Superseded, claim, heartbeats
 from inference.transcript import Transcript
+from jobrows.messages import current_message_id, still_names
 from verification.models import GpuWorker
-from verification.queues import current_message_id
 
 logger = logging.getLogger(__name__)
 
@@ -195,8 +195,7 @@ def _save_candidate(run, transcript, round_number, code) -> list[Candidate]:
     already (another loop decided them first), those. A round's candidates are decided once: the
     run's row is locked while they are, and a loop whose run names another job by then stops."""
     with transaction.atomic():
-        owner = OptimizationRun.objects.select_for_update().values_list("message_id", flat=True).get(pk=run.pk)
-        if owner != run.message_id:
+        if not still_names(run):
             raise Superseded
         decided = list(run.candidates.filter(round=round_number).order_by("pk"))
         if decided:

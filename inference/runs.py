@@ -1,12 +1,13 @@
 """A run's job, from outside its loop: sent, claimed, kept alive by heartbeats, found dead, resumed.
 
-Like an Evaluation (verification.evaluations), a run names the one job message that may run it:
-the message is recorded on the row before the row commits and sent after; a message that is not
-the run's does nothing. A running loop beats (`heartbeat_at`) every `liveness.interval()` from a thread of
-its process, and only while the run still names its message: once it does not (the reconciler
-sent a new one), the loop stops without writing anything more. So at most one loop works on a
-run, and a run whose loop died is found by its silence and resumed from its last completed round,
-or ended with a reason after MAX_ATTEMPTS loops.
+A run is a job row (jobrows), as an Evaluation is: it names the one job message that may run it,
+recorded on the row before the row commits and sent after; a message that is not the run's does
+nothing. A running loop beats (`heartbeat_at`) every `liveness.interval()` from a thread of its
+process, and only while the run still names its message: once it does not (the reconciler sent a
+new one), the loop stops without writing anything more. So at most one loop works on a run, and a
+run whose loop died is found by its silence (`reconcile_runs`, registered with the reconciler in
+inference.apps) and resumed from its last completed round, or ended with a reason after
+MAX_ATTEMPTS loops.
 """
 
 import logging
@@ -21,9 +22,9 @@ from django.utils import timezone
 from court.models import OptimizationRun
 from inference.queues import INFERENCE_QUEUE
 from inference.transcript import Transcript
-from verification import liveness
-from verification.queues import HeldMessages, job_message, send_after_commit
-from verification.reconciler import grace, reconcile_each
+from jobrows import liveness, messages
+from jobrows.messages import HeldMessages
+from jobrows.reconciler import past_grace, reconcile_each
 
 logger = logging.getLogger(__name__)
 
@@ -39,10 +40,8 @@ class Superseded(Exception):
 def send(run: OptimizationRun) -> None:
     """Record a new job message on the run and send it once the row is committed. A broker that
     cannot take it is logged, not raised: the reconciler sends it again."""
-    message = job_message(INFERENCE_QUEUE, RUN_ACTOR, run.pk)
-    run.message_id, run.enqueued_at, run.heartbeat_at = message.message_id, timezone.now(), None
-    run.save(update_fields=["message_id", "enqueued_at", "heartbeat_at"])
-    send_after_commit(message)
+    run.heartbeat_at = None
+    messages.send(run, messages.job_message(INFERENCE_QUEUE, RUN_ACTOR, run.pk), also=["heartbeat_at"])
 
 
 def claim(run_id: int, *, message_id: str | None) -> OptimizationRun | None:
@@ -51,15 +50,13 @@ def claim(run_id: int, *, message_id: str | None) -> OptimizationRun | None:
         run = OptimizationRun.objects.select_for_update().select_related("problem").get(pk=run_id)
         if run.is_finished:
             return None
-        if message_id is not None and run.message_id and message_id != run.message_id:
-            logger.info("run %s belongs to message %s, not %s; nothing to do", run_id, run.message_id, message_id)
+        if not messages.may_run(run, message_id):
             return None
         if run.attempts >= MAX_ATTEMPTS:
             finish(run, OptimizationRun.Status.FAILED, error=_stopped_too_often(run))
             return None
-        run.attempts += 1
         run.heartbeat_at = timezone.now()
-        run.save(update_fields=["attempts", "heartbeat_at"])
+        messages.start(run, also=["heartbeat_at"])
     return run
 
 
@@ -152,7 +149,7 @@ heartbeats = Heartbeats()
 def reconcile_runs(*, now=None) -> dict[int, str]:
     """Resume, or end, the unfinished runs no loop works on; returns what was done, by id."""
     now = now or timezone.now()
-    unfinished = OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED).filter(created_at__lt=now - grace())
+    unfinished = past_grace(OptimizationRun.objects.exclude(status__in=OptimizationRun.FINISHED), now)
     held = HeldMessages()
     return reconcile_each(unfinished, lambda run: _reconcile(run, now, held))
 
@@ -160,9 +157,7 @@ def reconcile_runs(*, now=None) -> dict[int, str]:
 def _reconcile(run: OptimizationRun, now, held: HeldMessages) -> str | None:
     if run.heartbeat_at is not None and run.heartbeat_at >= now - liveness.silence():
         return None
-    if run.enqueued_at is not None and run.enqueued_at >= now - grace():
-        return None
-    if run.message_id and held.holds(INFERENCE_QUEUE, run.message_id):
+    if held.holds_job_of(run, queue=INFERENCE_QUEUE):
         return None  # waiting for a loop, or given back by the broker after its worker died
     if run.cancel_requested_at is not None:
         finish(run, OptimizationRun.Status.CANCELLED)

@@ -11,7 +11,7 @@ from pathlib import Path
 import grimp
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("evaluation", "court", "inference", "verification", "config")
+PACKAGES = ("evaluation", "jobrows", "court", "inference", "verification", "config")
 
 
 def lint_imports(root: Path) -> subprocess.CompletedProcess:

@@ -13,6 +13,7 @@ import traceback
 
 import dramatiq
 
+from jobrows.messages import current_message_id
 from verification import evaluations
 from verification.heartbeats import current_registration
 from verification.jobs import (
@@ -25,7 +26,7 @@ from verification.jobs import (
     store_through_outage,
 )
 from verification.proofs import check_proof  # noqa: F401  (registered with the broker where actors are found)
-from verification.queues import current_message_id, queue_for
+from verification.queues import queue_for
 
 logger = logging.getLogger(__name__)
 

@@ -6,11 +6,10 @@ and then, once the transaction commits, tells the pages watching it (a write and
 together, as zulip's `zerver/actions/` do). The job (verification.actors), fan-out, the staff tools
 and the reconciler (verification.reconciler) all go through them.
 
-A row names the one job message that may run it (`message_id`, with its `queue`): the message is
-made and recorded on the row before the row commits, and sent after. A message that is not the
-row's (a duplicate, or one the reconciler replaced after the broker lost track of it) does
-nothing, so re-sending is always safe, and the row is the outbox: a send that failed is found by
-the reconciler, which sends a new message.
+An Evaluation is a job row (jobrows): it names the one job message that may run it (`message_id`,
+with its `queue`), recorded before the row commits and sent after; a message that is not the row's
+does nothing, so re-sending is always safe, and a send that failed is found by the reconciler,
+which sends a new message.
 """
 
 import logging
@@ -23,8 +22,10 @@ from court.live.progress import publish_evaluation
 from court.models import Candidate, Evaluation, Release
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import verdict as harness_verdict
+from jobrows import messages
+from jobrows.messages import HeldMessages
 from verification.jobs import MAX_RETRIES
-from verification.queues import BULK, INTERACTIVE, HeldMessages, job_message, priority_of, queue_for, send_after_commit
+from verification.queues import BULK, INTERACTIVE, priority_of, queue_for
 
 logger = logging.getLogger(__name__)
 
@@ -52,21 +53,21 @@ def send(evaluation: Evaluation, *, priority: str | None = None) -> None:
     priority = priority or priority_of(evaluation.queue) or INTERACTIVE
     queue = queue_for(evaluation.arch, priority=priority)
     actor_name = INTERACTIVE_ACTOR if priority == INTERACTIVE else BULK_ACTOR
-    message = job_message(queue, actor_name, evaluation.pk)
     evaluation.status, evaluation.stage = Evaluation.Status.QUEUED, Evaluation.Stage.QUEUED
-    evaluation.message_id, evaluation.queue, evaluation.enqueued_at = message.message_id, queue, timezone.now()
-    evaluation.save(update_fields=["status", "stage", "message_id", "queue", "enqueued_at"])
-
     # Told before it is sent: once sent, its worker's "building" may come first otherwise.
-    send_after_commit(message, before=lambda: publish_evaluation(evaluation))
+    messages.send(
+        evaluation,
+        messages.job_message(queue, actor_name, evaluation.pk),
+        also=["status", "stage"],
+        before=lambda: publish_evaluation(evaluation),
+    )
 
 
 def is_lost(evaluation: Evaluation, held: HeldMessages | None = None) -> bool:
     """Queued, with no message the broker holds: nothing will ever run it unless it is sent again."""
     if evaluation.status != Evaluation.Status.QUEUED:
         return False
-    held = held or HeldMessages()
-    return not (evaluation.message_id and evaluation.queue and held.holds(evaluation.queue, evaluation.message_id))
+    return not (held or HeldMessages()).holds_job_of(evaluation)
 
 
 def open_evaluations(candidate: Candidate, archs: list[str], *, priority: str = INTERACTIVE) -> list[Evaluation]:
@@ -95,10 +96,7 @@ def claim(evaluation_id: int, *, worker: str, arch: str, message_id: str | None)
         if not evaluation.is_pending:
             logger.info("evaluation %s already has a verdict (%s); nothing to do", evaluation_id, evaluation.status)
             return None
-        if message_id is not None and evaluation.message_id and message_id != evaluation.message_id:
-            logger.info(
-                "evaluation %s belongs to message %s, not %s; nothing to do", evaluation_id, evaluation.message_id, message_id
-            )
+        if not messages.may_run(evaluation, message_id):
             return None
         if evaluation.arch != arch:
             fail(
@@ -115,10 +113,9 @@ def claim(evaluation_id: int, *, worker: str, arch: str, message_id: str | None)
             )
             return None
         evaluation.status, evaluation.stage = Evaluation.Status.RUNNING, Evaluation.Stage.BUILDING
-        evaluation.attempts += 1
         evaluation.worker = worker
         evaluation.started_at = timezone.now()
-        evaluation.save(update_fields=["status", "stage", "attempts", "worker", "started_at"])
+        messages.start(evaluation, also=["status", "stage", "worker", "started_at"])
         _publish_on_commit(evaluation)
     return evaluation
 
@@ -196,8 +193,9 @@ def record_imported_verdict(
         was_verified = evaluation.status == Evaluation.Status.VERIFIED
         evaluation.apply_verdict(verdict)
         evaluation.release = release
-        evaluation.worker = evaluation.error_detail = evaluation.message_id = evaluation.queue = ""
-        evaluation.enqueued_at = evaluation.started_at = None
+        evaluation.worker = evaluation.error_detail = ""
+        evaluation.started_at = None
+        messages.forget(evaluation)
         evaluation.finished_at = measured_at
         evaluation.harness_seconds = (verdict.get("cost") or {}).get("total_s")
         evaluation.save()

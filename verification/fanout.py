@@ -10,9 +10,10 @@ from django.db import transaction
 
 from court.models import Candidate, Evaluation
 from evaluation.harness import HARNESS_VERSION
+from jobrows.messages import HeldMessages
 from verification import evaluations
 from verification.models import GpuWorker
-from verification.queues import BULK, INTERACTIVE, HeldMessages
+from verification.queues import BULK, INTERACTIVE
 
 logger = logging.getLogger(__name__)
 

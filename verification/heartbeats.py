@@ -11,7 +11,7 @@ import threading
 from django.db import OperationalError, close_old_connections
 from django.utils import timezone
 
-from verification import liveness
+from jobrows import liveness
 from verification.devices import Device
 from verification.models import GpuWorker
 

@@ -3,7 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
-from verification import liveness
+from jobrows import liveness
 
 
 class GpuWorkerQuerySet(models.QuerySet):

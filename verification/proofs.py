@@ -19,10 +19,11 @@ from court.models import Curation, HackReport, ProofCheck
 from court.models.internal_details import without_paths
 from court.models.visibility import LISTED_CURATION
 from evaluation.harness import verdict as harness_verdict
+from jobrows import messages
 from verification.evaluations import MAX_ATTEMPTS
 from verification.heartbeats import current_registration
 from verification.jobs import JOB_OPTIONS, MAX_RETRIES, retries_so_far, run_harness, store_through_outage
-from verification.queues import current_message_id, job_message, queue_for, send_after_commit
+from verification.queues import queue_for
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ PROOF_ACTOR = "check_proof"
 @dramatiq.actor(actor_name=PROOF_ACTOR, queue_name=queue_for("cpu"), **JOB_OPTIONS)
 def check_proof(proof_check_id: int) -> None:
     """Run a hack report's proof inputs against its kernel on this worker's architecture."""
-    check = claim(proof_check_id, message_id=current_message_id())
+    check = claim(proof_check_id, message_id=messages.current_message_id())
     if check is None:
         return
     try:
@@ -65,13 +66,10 @@ def enqueue_proof_checks(report: HackReport, archs: list[str]) -> list[ProofChec
 
 
 def send(check: ProofCheck) -> None:
-    """Record a new job message on the check and send it once the row commits (an Evaluation's
-    discipline, verification.evaluations.send): a lost one is sent again by the reconciler."""
-    message = job_message(queue_for(check.arch), PROOF_ACTOR, check.pk)
-    check.message_id, check.queue, check.enqueued_at = message.message_id, message.queue_name, timezone.now()
+    """Record a new job message on the check and send it once the row commits (jobrows.messages):
+    a lost one is sent again by the reconciler."""
     check.worker, check.started_at = "", None
-    check.save(update_fields=["message_id", "queue", "enqueued_at", "worker", "started_at"])
-    send_after_commit(message)
+    messages.send(check, messages.job_message(queue_for(check.arch), PROOF_ACTOR, check.pk), also=["worker", "started_at"])
 
 
 def claim(check_id: int, *, message_id: str | None) -> ProofCheck | None:
@@ -81,14 +79,12 @@ def claim(check_id: int, *, message_id: str | None) -> ProofCheck | None:
         check = ProofCheck.objects.select_for_update().select_related("report__candidate__problem").get(pk=check_id)
         if check.status != ProofCheck.Status.QUEUED:
             return None
-        if message_id is not None and check.message_id and message_id != check.message_id:
-            logger.info("proof check %s belongs to message %s, not %s; nothing to do", check_id, check.message_id, message_id)
+        if not messages.may_run(check, message_id):
             return None
         exhausted = check.attempts >= MAX_ATTEMPTS
         if not exhausted:
-            check.attempts += 1
             check.worker, check.started_at = current_registration().name, timezone.now()
-            check.save(update_fields=["attempts", "worker", "started_at"])
+            messages.start(check, also=["worker", "started_at"])
     if exhausted:
         record_proof_verdict(check, stopped_too_often(check.attempts))
         return None

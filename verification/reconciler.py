@@ -1,4 +1,5 @@
-"""The reconciler's half for evaluations: every pending Evaluation has a job that will run it, or gets one.
+"""The reconciler's evaluations and proof checks (jobrows.reconciler, registered in
+verification.apps): every pending Evaluation and proof check has a job that will run it, or gets one.
 
 A job can be lost between the row and the worker: the send after commit failed (Redis down), the
 broker restarted without the message, the worker that held it died and nothing redelivers it. A
@@ -6,37 +7,24 @@ pending row past its grace period is looked at here: queued with a message the b
 hold, it is sent again; running on a worker whose heartbeat stopped, with no message left in the
 broker to redeliver it, it is sent again, or failed once it has been started MAX_ATTEMPTS times.
 A message a silent worker took (running, or prefetched behind the running one) counts as not held
-(verification.queues.HeldMessages): the broker's clean-up would give it back only minutes later.
+(jobrows.messages.HeldMessages): the broker's clean-up would give it back only minutes later.
 Each action is logged with its reason, and the reason a person reads is on the row.
 """
 
-import logging
-from collections.abc import Callable
-
-from django.db import transaction
-from django.db.models import Model, QuerySet
 from django.utils import timezone
 
 from court.models import Evaluation, ProofCheck
-from verification import evaluations, liveness, proofs
+from jobrows.messages import HeldMessages
+from jobrows.reconciler import past_grace, reconcile_each
+from verification import evaluations, proofs
 from verification.models import GpuWorker
-from verification.queues import HeldMessages
-
-logger = logging.getLogger(__name__)
-
-
-def grace():
-    """A row sent less than this long ago may not have reached the broker yet (sends go after
-    commit); the runs' half (inference.runs) waits as long."""
-    return liveness.silence()
 
 
 def reconcile_evaluations(*, now=None) -> dict[int, str]:
     """Send again, or fail, the pending evaluations nothing will run; returns what was done, by id."""
     now = now or timezone.now()
     live_workers = _live_workers(now)
-    since = now - grace()
-    stale = Evaluation.objects.filter(status__in=Evaluation.PENDING, created_at__lt=since).exclude(enqueued_at__gte=since)
+    stale = past_grace(Evaluation.objects.filter(status__in=Evaluation.PENDING), now)
     held = HeldMessages()
     return reconcile_each(stale.select_related("candidate"), lambda evaluation: _reconcile(evaluation, live_workers, held))
 
@@ -45,23 +33,6 @@ def _live_workers(now) -> dict:
     # A worker's name is its slot: a process restarted in the slot is live under the same name,
     # but its start says it is not the process that claimed what was running there before.
     return dict(GpuWorker.objects.live(now=now).values_list("name", "started_at"))
-
-
-def reconcile_each(rows: QuerySet, act: Callable[[Model], str | None]) -> dict[int, str]:
-    """`act` on each of `rows` in a transaction of its own, the row locked and read again (one
-    another pass holds is skipped, one that left `rows` meanwhile too); what it did is logged and
-    returned, by id."""
-    done = {}
-    for pk in rows.values_list("pk", flat=True):
-        with transaction.atomic():
-            row = rows.select_for_update(skip_locked=True).filter(pk=pk).first()
-            if row is None:
-                continue
-            action = act(row)
-            if action:
-                done[pk] = action
-                logger.warning("%s %s: %s", rows.model._meta.model_name, pk, action)
-    return done
 
 
 def _reconcile(evaluation: Evaluation, live_workers: dict, held: HeldMessages) -> str | None:
@@ -90,7 +61,7 @@ def _under_way(row: Evaluation | ProofCheck, live_workers: dict, held: HeldMessa
     started = live_workers.get(row.worker)
     if started is not None and row.started_at is not None and started <= row.started_at:
         return True
-    return bool(row.message_id and row.queue and held.holds(row.queue, row.message_id))
+    return held.holds_job_of(row)
 
 
 def reconcile_proof_checks(*, now=None) -> dict[int, str]:
@@ -98,8 +69,7 @@ def reconcile_proof_checks(*, now=None) -> dict[int, str]:
     wait for ever); returns what was done, by id."""
     now = now or timezone.now()
     live_workers = _live_workers(now)
-    since = now - grace()
-    stale = ProofCheck.objects.filter(status=ProofCheck.Status.QUEUED, created_at__lt=since).exclude(enqueued_at__gte=since)
+    stale = past_grace(ProofCheck.objects.filter(status=ProofCheck.Status.QUEUED), now)
     held = HeldMessages()
     return reconcile_each(stale.select_related("report__candidate"), lambda check: _reconcile_proof(check, live_workers, held))
 

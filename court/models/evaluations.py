@@ -13,6 +13,7 @@ from court.flag_meanings import describe
 from court.models.internal_details import public_verdict, without_paths
 from court.models.visibility import EvaluationQuerySet
 from evaluation.harness import verdict as harness_verdict
+from jobrows.models import JobRowWithQueue
 
 # What a speedup says once its 95% interval is read (Speedup.difference).
 FASTER, SLOWER, NO_DIFFERENCE, NO_INTERVAL = "faster", "slower", "no measurable difference", "no interval"
@@ -51,7 +52,9 @@ class Speedup:
 SHOWN_BASELINES = {"eager": "eager", "compile": "compile", "compile_ro": "compile-ro", "cudagraph": "cudagraph"}
 
 
-class Evaluation(models.Model):
+class Evaluation(JobRowWithQueue):
+    """A job row (jobrows.models): its message, queue, attempts, worker and times are there."""
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"
@@ -78,7 +81,8 @@ class Evaluation(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.QUEUED)
     reason = models.TextField(blank=True, help_text="Public: the deciding check's message, or what failed and what to do")
-    # Staff only (court.models.internal_details): who ran it, and the raw error behind a failure of ours.
+    # Staff only (court.models.internal_details): who ran it (the job row's worker, with this table's
+    # own help text), and the raw error behind a failure of ours.
     worker = models.CharField(max_length=200, blank=True, help_text="Staff only: the worker that ran it (host, device)")
     # Imported from a measured release (verification.releases) rather than run by a worker here.
     release = models.ForeignKey("kernels.Release", null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations")
@@ -97,15 +101,6 @@ class Evaluation(models.Model):
     env = models.JSONField(default=dict, blank=True, help_text="Environment fingerprint: GPU, driver, CUDA, torch")
     log_excerpt = models.TextField(blank=True)
 
-    attempts = models.PositiveSmallIntegerField(default=0)
-    # The one job message that may run it, and where it was sent: a message that is not this one
-    # (a duplicate, or one replaced after the broker lost it) does nothing (verification.evaluations).
-    message_id = models.CharField(max_length=64, blank=True)
-    queue = models.CharField(max_length=64, blank=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     harness_seconds = models.FloatField(
         null=True, blank=True, help_text="Wall time of the harness alone; the rest of started→finished is the job's own overhead"
     )

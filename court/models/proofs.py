@@ -2,8 +2,13 @@
 
 from django.db import models
 
+from jobrows.models import JobRowWithQueue
 
-class ProofCheck(models.Model):
+
+class ProofCheck(JobRowWithQueue):
+    """A job row (jobrows.models), as an Evaluation is (verification.proofs): the one message that
+    may run it, and which worker started it when, for the reconciler to tell a lost job from one under way."""
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         HOLDS = "holds", "Kernel still correct on the proof's inputs"
@@ -15,16 +20,6 @@ class ProofCheck(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     reason = models.TextField(blank=True)
     verdict = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # Its job, as an Evaluation's (verification.proofs): the one message that may run it, and which
-    # worker started it when, for the reconciler to tell a lost job from one under way.
-    message_id = models.CharField(max_length=64, blank=True)
-    queue = models.CharField(max_length=64, blank=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True, help_text="Staff only: the worker that ran it")
-    started_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["report", "arch"]

@@ -7,13 +7,17 @@ from django.db import models
 from django.urls import reverse
 
 from court.models.visibility import ProblemVisibility, RunQuerySet
+from jobrows.models import JobRow
 
 
 def new_link_key() -> str:
     return secrets.token_urlsafe(16)
 
 
-class OptimizationRun(models.Model):
+class OptimizationRun(JobRow):
+    """A job row (jobrows.models): the one message that may run its loop (inference.runs), how many
+    loops started on it, and its times are there."""
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Generating"
@@ -40,18 +44,11 @@ class OptimizationRun(models.Model):
     error = models.TextField(blank=True)
     error_detail = models.TextField(blank=True, help_text="Staff only: the raw error behind `error`")
     cancel_requested_at = models.DateTimeField(null=True, blank=True)
-    # The run loop's job: the one message that may run it (inference.runs), how many times a loop
-    # started on it, and the loop's last sign of life, by which the reconciler tells a dead loop.
-    message_id = models.CharField(max_length=64, blank=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
+    # The run loop's last sign of life, by which the reconciler tells a dead loop (inference.runs).
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     # Transcript sequence numbers up to this one are taken (inference.transcript): a loop that
     # resumes the run numbers its events after it, never again one a viewer may have received.
     seq_reserved = models.PositiveIntegerField(default=0)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     objects = RunQuerySet.as_manager()
 

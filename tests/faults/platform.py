@@ -31,7 +31,7 @@ from tests.conftest import REPO
 from tests.e2e.conftest import _free_port
 from tests.inference.model_server import ANSWER_NUMBER, SERVED_MODEL, ReplayServer, Scenario
 
-# Every process beats each second and counts as dead after six silent ones (verification.liveness).
+# Every process beats each second and counts as dead after six silent ones (jobrows.liveness).
 # The broker's own clean-up (handing a dead worker's messages on) comes after ten minutes, later
 # than any test waits: a dead worker's jobs are released by its silence, not by the broker.
 LIVENESS_ENV = {

@@ -9,10 +9,11 @@ from django.utils import timezone
 
 from court.curation import request_reverification
 from court.models import Evaluation, HackReport, ProofCheck
+from jobrows import liveness
 from tests.court.factories import make_candidate
 from tests.verification.conftest import register
 from tests.verification.test_fanout import pending
-from verification import evaluations, liveness, proofs
+from verification import evaluations, proofs
 from verification.models import GpuWorker
 from verification.reconciler import reconcile_evaluations, reconcile_proof_checks
 

@@ -1,8 +1,9 @@
-"""manage.py reconcile [--every SECONDS]: resume or end the runs and evaluations no job will finish."""
+"""manage.py reconcile [--every SECONDS]: resume or end the job rows (runs, evaluations, proof
+checks: whatever kinds the apps registered, jobrows.reconciler) no job will finish."""
 
 from django.core.management.base import BaseCommand
 
-from inference.reconciler import reconcile, reconcile_forever
+from jobrows.reconciler import kinds, reconcile, reconcile_forever
 
 
 class Command(BaseCommand):
@@ -24,4 +25,6 @@ class Command(BaseCommand):
             for pk, action in sorted(actions.items()):
                 self.stdout.write(f"{kind[:-1]} {pk}: {action}")
         if not any(done.values()):
-            self.stdout.write("Nothing to reconcile: every pending run, evaluation and proof check has a job.")
+            *most, last = [kind[:-1] for kind in kinds()] or ["row"]
+            every_kind = f"{', '.join(most)} and {last}" if most else last
+            self.stdout.write(f"Nothing to reconcile: every pending {every_kind} has a job.")
