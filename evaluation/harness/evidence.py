@@ -99,7 +99,7 @@ class Evidence:
     log_excerpt: str = ""
     cost: dict = field(default_factory=dict)  # wall seconds per step, and waiting for the device
     # CPU the candidate's process used while baselines were timed, and those calls' wall time.
-    # The candidate's sandbox between its own requests (pipeline._rest_candidate): its CPU time while
+    # The candidate's sandbox between its own requests (processes._rest_candidate): its CPU time while
     # baselines were timed (`cpu_ms` in `wall_ms`), from each reply to its freeze (`between_*`), in the
     # quiet windows, and the threads not the harness's own that ran in them; whether it was frozen.
     idle: dict = field(
