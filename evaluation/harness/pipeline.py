@@ -52,7 +52,8 @@ from evaluation.harness.problem_inspection import ProblemInspection
 from evaluation.harness.process_requests import ProcessRequests, Stop
 from evaluation.harness.processes import QUIET_WINDOWS, Processes
 from evaluation.harness.protocol import TimingPipe
-from evaluation.harness.sandbox import HOME, NotConfined, ProcessFault, SandboxedProcess, View
+from evaluation.harness.sandbox import ProcessFault, SandboxedProcess
+from evaluation.harness.sandbox_command import HOME, NotConfined, View
 from evaluation.harness.verdict import BASELINES, Verdict
 
 logger = logging.getLogger(__name__)

@@ -18,7 +18,9 @@ from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE
 from evaluation.harness.limits import host_memory_bytes, memory_for
 from evaluation.harness.process_requests import PROOF_SIDE
 from evaluation.harness.protocol import TimingPipe, link, record_key
-from evaluation.harness.sandbox import HOME, SandboxedProcess, View, bytecode_cache, sandbox_owner
+from evaluation.harness.sandbox import SandboxedProcess
+from evaluation.harness.sandbox_command import HOME, View
+from evaluation.harness.sandbox_host import bytecode_cache, sandbox_owner
 
 # Quiet windows: after replies drawn at random (after these requests), the candidate is left idle and
 # unfrozen for QUIET_WINDOW_S and watched, QUIET_WINDOWS times a verification; a thread of its own that
