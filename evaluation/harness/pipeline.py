@@ -19,6 +19,11 @@
 The parent never runs problem or candidate code and never parses what they print. It draws every
 seed from the OS's secret source, just in time, reads each call's times from the call site's own
 pipe, and writes every file a later verification trusts (baseline timings, device rates).
+
+`Verification` holds one run's state and runs its steps in order (`run`); each step lives in the
+part of its role: processes.py (start, their rest between requests, their end), problem_inspection.py
+(prepare, shapes), calls.py (load, check, proof), measures.py (time, profile), and
+process_requests.py (every request and its reply).
 """
 
 import contextlib
