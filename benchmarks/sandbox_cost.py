@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from evaluation import harness  # noqa: E402  (after the path is set)
-from evaluation.harness import sandbox  # noqa: E402
+from evaluation.harness import sandbox, sandbox_command  # noqa: E402
 
 PROBLEM = """
 import torch
@@ -65,13 +65,13 @@ PLAN = {
 def verify(device: str, confined: bool) -> dict:
     real = sandbox.confinement()
     if not confined:
-        sandbox._confinement = sandbox.Confinement(False, "", "forced off for the comparison")
+        sandbox_command._confinement = sandbox.Confinement(False, "", "forced off for the comparison")
     try:
         began = time.monotonic()
         verdict = harness.verify(PROBLEM, CANDIDATE, device=device, plan=PLAN, limits={"require_sandbox": confined})
         wall = time.monotonic() - began
     finally:
-        sandbox._confinement = real
+        sandbox_command._confinement = real
     return {
         "confined": confined,
         "status": verdict["status"],

@@ -1,7 +1,7 @@
 """The build caches on the host: a folder per candidate source (and per problem, for its baselines)
 where load_inline, Triton and Inductor keep what they build, bound as a whole.
 
-Each is written only by sandboxes of its own source (pipeline.start binds it). Every folder is
+Each is written only by sandboxes of its own source (processes.start binds it). Every folder is
 bound while a verification uses it (`in_use`); after a run, the folders together are kept within
 `Limits.build_caches_bytes`, the least recently used removed first, never one in use. A single
 folder is bound while its build runs (SandboxedProcess watches it) and after it

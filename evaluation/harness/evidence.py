@@ -5,6 +5,9 @@ The checks (checks.py) read only this record; nothing here decides anything.
 
 import statistics
 from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
+
+from evaluation.harness.verdict import Cost
 
 CANDIDATE = "candidate"
 REFERENCE = "reference"
@@ -23,27 +26,48 @@ CONTROL = "control"
 
 @dataclass
 class Fault:
-    side: str  # CANDIDATE, REFERENCE, BASELINE or proof
-    stage: str  # describe, prepare, inspect, load, instantiate, call, feed, compare, forget, finish
-    kind: str  # exception, timeout, crashed, memory, protocol, harness
-    detail: str
-    cuda: bool = False
+    """Why a process stopped answering as it should; the run ends with it (checks.py judges whose it is)."""
+
+    side: str  # CANDIDATE, REFERENCE, BASELINE, CONTROL or proof: whose process
+    stage: str  # the request it failed: describe, prepare, inspect, load, instantiate, call, burst, feed, compare, finish
+    kind: str  # exception, timeout, crashed, memory, disk, protocol or harness
+    detail: str  # what happened, in words the verdict's reason quotes
+    cuda: bool = False  # a CUDA error (an illegal address, say): the process's device state is lost, `crashed`
+
+
+class CallTiming(TypedDict):
+    """What the call site wrote to the parent about one call (protocol.TimingPipe), tagged under its key."""
+
+    ms: float  # the call's interval: to the device drained (CUDA), or the CPU's clock
+    stream_ms: float | None  # to the calling stream's end (CUDA)
+    host_ms: float | None  # the host's own time inside the call (CUDA)
+    raised: bool  # the call raised
+    captured: bool  # its outputs were captured as it completed
+    inputs_modified: list[int]  # which inputs the call wrote to
+    sequence: int  # the record's number, in the order the call site wrote them
+    burst: bool  # a call of a burst
+    burst_end: bool  # a burst's own closing record
+    ungated: bool  # the gate's watchdog had to open the gate (the call waited for the device inside)
+    idle_ms: float | None  # a burst's closing record: the same synchronize again at once, on the idle device
+    settle_ms: float | None  # a burst call on CUDA: its gap to the device drained, less the host's own
 
 
 @dataclass
 class Call:
-    who: str
-    phase: str
-    seed: int
-    reply: dict
-    wall_ms: float
+    """One call of a side (the candidate, a baseline, the A/A control), alone or in a burst."""
+
+    who: str  # CANDIDATE, CONTROL or a baseline's name (eager, compile, ...)
+    phase: str  # TRIAL, WARMUP, TIMED, STEADY, DEVICE, PROFILE, PROOF or VARIANT
+    seed: int  # the secret seed its inputs were made from
+    reply: dict  # its process's reply: ok, and facts (the output's, threads, patched functions, ...)
+    wall_ms: float  # the parent's own wall time around it (a burst's, shared out per call)
     # What the call site wrote to the parent about the call: its times, and which inputs it wrote to.
-    timing: dict | None = None
-    reference: dict | None = None
-    comparison: dict | None = None
-    tolerance: float | None = None
+    timing: CallTiming | None = None
+    reference: dict | None = None  # the reference process's facts beside its comparison (the spec, ...)
+    comparison: dict | None = None  # the comparison with the reference (errors, mismatches); None if not compared
+    tolerance: float | None = None  # the relative error it is held to, where compared
     # A burst's call: (round, index in its burst); round 0 warms up and is not a sample.
-    burst: tuple | None = None
+    burst: tuple[int, int] | None = None
 
     @property
     def ms(self) -> float | None:
@@ -78,31 +102,105 @@ class Call:
         return self.comparison is not None
 
 
+class Burst(TypedDict):
+    """One burst of one side's calls back to back (callsite.c, burst), as the parent recorded it."""
+
+    who: str  # CANDIDATE, CONTROL or a baseline's name
+    phase: str  # STEADY (calls) or DEVICE (replays of a captured graph)
+    round: int  # its round; 0 warms up
+    calls: int  # how many calls it made
+    wall_ms: float  # the parent's wall time around the request
+    sum_ms: float | None  # the sum of its calls' times, as the call site wrote them
+    host_ms: float | None  # the host's own time inside them (CUDA)
+    leftover_ms: float  # the host's wait in its closing synchronize: what the device still had to do
+    idle_sync_ms: float | None  # that synchronize again at once, on the idle device (the host's own share)
+    gated: bool  # its calls waited behind the gate (CUDA, and the side not ungated)
+    gate_forced: int  # how many calls the gate's watchdog had to open
+
+
+class Idle(TypedDict):
+    """The candidate's sandbox between its own requests (processes._rest_candidate)."""
+
+    cpu_ms: float  # its CPU time while baselines were timed
+    wall_ms: float  # those baseline calls' wall time
+    between_cpu_ms: float  # its CPU time from each reply to its freeze
+    between_wall_ms: float  # the wall time from each reply to its next request
+    quiet_windows: int  # how many quiet windows watched it (QUIET_WINDOWS at most)
+    quiet_wall_ms: float  # their wall time
+    quiet_cpu_ms: float  # its CPU time in them
+    frozen: NotRequired[bool]  # whether it was frozen at every rest (its control group's freezer)
+    busy_threads: NotRequired[list[str]]  # threads not the harness's own that ran in a quiet window
+
+
+class VariantCheck(TypedDict):
+    """The check at other sizes of the problem's constants (problem_inspection.shapes)."""
+
+    status: str  # passed, failed or untestable
+    detail: str  # what was found, or why it could not be tried
+    constants: NotRequired[dict]  # the sizes tried, where the reference ran at them
+
+
+class SteadyRun(TypedDict, total=False):
+    """How a burst measure's sampling ended (measures.steady)."""
+
+    rounds: int  # rounds after the warm-up
+    stopped_by: str  # interval, budget, rounds or wall limit
+    most_calls_per_burst: int  # the most calls a burst made
+    seconds: float  # its wall time
+
+
+class DeviceTimeRun(SteadyRun, total=False):
+    """The device time's sampling (measures.device_time)."""
+
+    captured: dict[str, str]  # per side: "captured", or why its call could not be captured in a graph
+
+
+class GpuState(TypedDict, total=False):
+    """The GPU's state around the steady state (gpu_state.py), where NVML reads it."""
+
+    clocks: str  # whether the SM clock was locked, and how
+    before: dict  # clocks, temperature, power and throttle reasons before
+    after: dict  # the same after
+    warm_rounds: int  # how many warm-up rounds the SM clock took to settle
+
+
+class DeviceControl(TypedDict):
+    """One kept A/A control of the device (baseline_cache.load_controls)."""
+
+    problem: str  # the sha256 of the problem's source
+    log_ratio: float  # ln of its speedup (1.0 reads 0)
+    within: float  # its rounds' own standard error, on the log scale
+    off: bool  # its interval lay wholly beyond 1.01 either way
+    call_ms: float | None  # its call's length (the spread depends on it)
+    at: float  # when it was kept (Unix time)
+
+
 @dataclass
 class Evidence:
-    device: str
-    baselines: tuple
-    static: dict = field(default_factory=dict)
+    """Everything one verification observed; the checks and the verdict read only this."""
+
+    device: str  # cpu or cuda
+    baselines: tuple[str, ...]  # the baselines asked for (verdict.BASELINES' names)
+    static: dict = field(default_factory=dict)  # the candidate's source read without running it (static_analysis)
     problem: dict | None = None  # the reference process's inspection
-    env: dict | None = None
-    prepared: dict | None = None
-    loaded: dict | None = None
-    instantiations: list[dict] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
-    finished: dict | None = None
-    fault: Fault | None = None
-    protocol: list[str] = field(default_factory=list)
-    variant: dict | None = None
-    cached_baselines: dict = field(default_factory=dict)
-    rates: dict | None = None
-    sandbox: dict = field(default_factory=dict)
-    log_excerpt: str = ""
-    cost: dict = field(default_factory=dict)  # wall seconds per step, and waiting for the device
-    # CPU the candidate's process used while baselines were timed, and those calls' wall time.
-    # The candidate's sandbox between its own requests (pipeline._rest_candidate): its CPU time while
+    env: dict | None = None  # the device and software, as the baseline process described them
+    prepared: dict | None = None  # the baseline process's preparation: each baseline's state, build times
+    loaded: dict | None = None  # the candidate process's reply to loading the candidate, with its facts
+    instantiations: list[dict] = field(default_factory=list)  # its replies to each ModelNew built
+    calls: list[Call] = field(default_factory=list)  # every call of every side, in order
+    finished: dict | None = None  # the candidate process's reply to `finish`, with its last facts
+    fault: Fault | None = None  # why a process stopped answering as it should, where one did
+    protocol: list[str] = field(default_factory=list)  # what the candidate's process sent unasked
+    variant: VariantCheck | None = None  # the check at other sizes
+    cached_baselines: dict = field(default_factory=dict)  # baselines' timings kept from earlier runs, by name
+    rates: dict | None = None  # the device's measured ceilings (bandwidth, matrix rates), kept per device
+    sandbox: dict = field(default_factory=dict)  # what confined the candidate (SandboxedProcess.report)
+    log_excerpt: str = ""  # the end of the candidate's log (and a failed process's)
+    cost: Cost = field(default_factory=lambda: Cost())  # where the wall time went
+    # The candidate's sandbox between its own requests (processes._rest_candidate): its CPU time while
     # baselines were timed (`cpu_ms` in `wall_ms`), from each reply to its freeze (`between_*`), in the
     # quiet windows, and the threads not the harness's own that ran in them; whether it was frozen.
-    idle: dict = field(
+    idle: Idle = field(
         default_factory=lambda: {
             "cpu_ms": 0.0,
             "wall_ms": 0.0,
@@ -114,24 +212,24 @@ class Evidence:
         }
     )
     # Host PIDs of sandboxed processes still alive after the verification closed them, per side.
-    left_running: dict = field(default_factory=dict)
+    left_running: dict[str, list[int]] = field(default_factory=dict)
     # Why the problem was refused before any process started.
     refused: str | None = None
     # Why no process started: the OS sandbox is missing and the caller requires it.
     unconfined: str | None = None
     # One record per burst: who, round, calls, the parent's wall time, the sum of its calls' times and
     # `leftover_ms`, what the device still had to do once the calling stream was done (callsite.c).
-    bursts: list[dict] = field(default_factory=list)
+    bursts: list[Burst] = field(default_factory=list)
     # How the steady-state sampling ended: rounds, and why it stopped.
-    steady: dict = field(default_factory=dict)
+    steady: SteadyRun = field(default_factory=lambda: SteadyRun())
     # The device time: which sides' calls were captured in a CUDA graph (or why not), and how its
     # sampling ended.
-    device_time: dict = field(default_factory=dict)
+    device_time: DeviceTimeRun = field(default_factory=lambda: DeviceTimeRun())
     # The GPU's clocks, temperature and power state around the measurements (gpu_state.py).
-    gpu: dict = field(default_factory=dict)
+    gpu: GpuState = field(default_factory=lambda: GpuState())
     # This device's kept A/A controls (its probes'), the latest of each problem, oldest first
     # (baseline_cache.load_controls): its spread between processes, and whether it last read off 1.0.
-    device_controls: list[dict] = field(default_factory=list)
+    device_controls: list[DeviceControl] = field(default_factory=list)
 
     def candidate_calls(self, *phases: str) -> list[Call]:
         return [c for c in self.calls if c.who == CANDIDATE and (not phases or c.phase in phases)]

@@ -3,7 +3,7 @@ on the CPU cores, sandboxed, with no device, into the build cache its verificati
 
 import pytest
 
-from evaluation.harness import sandbox
+from evaluation.harness import sandbox, sandbox_host
 from tests.harness.conftest import SMALL_LIMITS, candidate, problem
 
 
@@ -39,7 +39,7 @@ def test_the_verifications_load_what_the_build_ahead_built(verifier, tmp_path):
 def test_a_build_ahead_runs_the_candidate_with_no_device_node(monkeypatch):
     # Candidate code runs in a build ahead beside a verification that holds the GPU: it must not
     # reach the device even by ignoring CUDA_VISIBLE_DEVICES.
-    monkeypatch.setattr(sandbox, "_cuda_binds", lambda: (["/opt/cuda"], ["/dev/nvidia0", "/dev/nvidiactl"]))
+    monkeypatch.setattr(sandbox_host, "cuda_binds", lambda: (["/opt/cuda"], ["/dev/nvidia0", "/dev/nvidiactl"]))
 
     verifying = sandbox.bwrap_command(sandbox.View("cuda"))
     ahead = sandbox.bwrap_command(sandbox.View("cuda", device_nodes=False))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.harness import sandbox
+from evaluation.harness import sandbox, sandbox_command, sandbox_host
 from tests.harness.conftest import REPO, SMALL_LIMITS, SMALL_PLAN, candidate, problem
 
 confined = pytest.mark.skipif(
@@ -84,8 +84,8 @@ def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(verifier, tmp
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("VALUE = 1\n")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(sandbox, "_ships_bytecode", lambda: False)  # as on a host whose torch has no bytecode
-    monkeypatch.setattr(sandbox, "_bytecode_sources", lambda: [str(tmp_path / "site")])
+    monkeypatch.setattr(sandbox_host, "_ships_bytecode", lambda: False)  # as on a host whose torch has no bytecode
+    monkeypatch.setattr(sandbox_host, "_bytecode_sources", lambda: [str(tmp_path / "site")])
 
     cache = sandbox.bytecode_cache()
     verdict = verifier("matmul", "probe_bytecode")
@@ -220,7 +220,7 @@ def test_nothing_of_the_sandbox_survives_the_harness_being_killed_mid_call(sandb
 
 
 def test_without_the_sandbox_the_harness_refuses_unless_told_otherwise(verifier, monkeypatch):
-    monkeypatch.setattr(sandbox, "_confinement", sandbox.Confinement(False, "", "bubblewrap is not installed"))
+    monkeypatch.setattr(sandbox_command, "_confinement", sandbox.Confinement(False, "", "bubblewrap is not installed"))
 
     refused = verifier("matmul", "honest_matmul", limits={"require_sandbox": True})
     allowed = verifier("matmul", "honest_matmul", limits={"require_sandbox": False})
