@@ -12,6 +12,7 @@ Each action is logged with its reason, and the reason a person reads is on the r
 
 import logging
 from collections.abc import Callable
+from typing import TypeVar
 
 from django.db import transaction
 from django.db.models import Model, QuerySet
@@ -21,6 +22,8 @@ from court.models import Evaluation, ProofCheck
 from verification import evaluations, liveness, proofs
 from verification.models import GpuWorker
 from verification.queues import HeldMessages
+
+M = TypeVar("M", bound=Model)
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +50,7 @@ def _live_workers(now) -> dict:
     return dict(GpuWorker.objects.live(now=now).values_list("name", "started_at"))
 
 
-def reconcile_each(rows: QuerySet, act: Callable[[Model], str | None]) -> dict[int, str]:
+def reconcile_each(rows: QuerySet[M], act: Callable[[M], str | None]) -> dict[int, str]:
     """`act` on each of `rows` in a transaction of its own, the row locked and read again (one
     another pass holds is skipped, one that left `rows` meanwhile too); what it did is logged and
     returned, by id."""

@@ -17,7 +17,9 @@ class ComparedRow:
     @property
     def problem(self) -> BoardRow:
         """The row whose problem fields (label, title, level, url) the page shows."""
-        return self.first or self.second
+        row = self.first or self.second
+        assert row is not None  # compare() makes a row only for a problem on either side
+        return row
 
     @property
     def sides(self) -> tuple[BoardRow | None, BoardRow | None]:

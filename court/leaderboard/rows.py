@@ -64,7 +64,7 @@ class BoardRow:
             finished_at=evaluation.finished_at.isoformat() if evaluation.finished_at else None,
             values={baseline: getattr(evaluation, column) for baseline, column in SPEEDUP_COLUMNS.items()},
             intervals={baseline: evaluation.speedup_interval(baseline) for baseline in SPEEDUP_COLUMNS},
-            release=evaluation.release.name if evaluation.release_id else "",
+            release=evaluation.release.name if evaluation.release is not None else "",
         )
 
     def speedup(self, baseline: str = "eager") -> Speedup:

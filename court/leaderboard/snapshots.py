@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.db import DatabaseError, IntegrityError, transaction
 from django.utils import timezone
@@ -52,7 +52,7 @@ def _current_version() -> str:
 # What this process read last, by key: (version, computed_at, the value read from the body). A
 # request that finds the version unchanged reads nothing more from the database (a board's JSON
 # is 100 KB, an export's 2 MB at KernelBench's 250 problems).
-_read: dict[str, tuple[str, datetime, object]] = {}
+_read: dict[str, tuple[str, datetime, Any]] = {}
 
 
 def snapshot(key: str, compute: Callable[[], str], parse: Callable[[str], T]) -> T:

@@ -49,12 +49,12 @@ def summary_table(arch: str, *, rows: list[BoardRow] | None = None) -> list[Summ
     """Per level and overall, for each baseline: the statistics of the best kernels' speedups."""
     rows = [BoardRow.of(e) for e in best_per_problem(arch)] if rows is None else rows
     counted = [row for row in rows if row.counted]
-    problem_counts = {}
+    problem_counts: dict[int | str | None, int] = {}
     countable = Problem.objects.listed().exclude(degenerate=True, counts_in_statistics=False)
     for level in countable.values_list("level", flat=True):
         problem_counts[level] = problem_counts.get(level, 0) + 1
     levels = sorted({row.level for row in counted} | set(problem_counts), key=lambda level: (level is None, level))
-    table = []
+    table: list[Summary] = []
     for baseline in SPEEDUP_COLUMNS:
         for level in levels + ["all"]:
             selected = counted if level == "all" else [r for r in counted if r.level == level]
@@ -62,7 +62,7 @@ def summary_table(arch: str, *, rows: list[BoardRow] | None = None) -> list[Summ
             problems = sum(problem_counts.values()) if level == "all" else problem_counts.get(level, 0)
             table.append(
                 summarize(
-                    [r.values[baseline] for r in measured],
+                    [value for r in measured if (value := r.values[baseline]) is not None],
                     level=level,
                     baseline=baseline,
                     problems=problems,
@@ -89,7 +89,9 @@ def distribution(rows: list[BoardRow]) -> dict:
     levels = sorted({row.level for row in rows}, key=lambda level: (level is None, level))
     counts = {level: [0] * len(DISTRIBUTION_BUCKETS) for level in levels}
     for row in rows:
-        index = max(i for i, (_, lower) in enumerate(DISTRIBUTION_BUCKETS) if row.values["eager"] >= lower)
+        eager = row.values["eager"]
+        assert eager is not None  # best_per_problem leaves out evaluations without one
+        index = max(i for i, (_, lower) in enumerate(DISTRIBUTION_BUCKETS) if eager >= lower)
         counts[row.level][index] += 1
     return {
         "buckets": [label for label, _ in DISTRIBUTION_BUCKETS],
