@@ -79,12 +79,13 @@ FAST_WORKERS ?= 2
 test-fast: setup-test
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "not verifies and not e2e and not server and not gpu and not slow" $(PYTEST_ARGS)
 
-# ruff's rules and format, and the import rules (import-linter), live in pyproject.toml;
-# `make format` applies the format.
+# ruff's rules and format, the import rules (import-linter) and the type checker (mypy, its cache in
+# var/mypy) live in pyproject.toml; `make format` applies the format.
 lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python -m mypy
 
 format: setup-test
 	$(BIN)/ruff format .

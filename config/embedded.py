@@ -29,7 +29,9 @@ class _OneBrokerTwoWorkers(logging.Filter):
     warning at start-up suggests."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        worker_middleware = record.args and type(record.args[0]).__name__ == "_WorkerMiddleware"
+        worker_middleware = (
+            isinstance(record.args, tuple) and record.args and type(record.args[0]).__name__ == "_WorkerMiddleware"
+        )
         return not (worker_middleware and "same type twice" in str(record.msg))
 
 

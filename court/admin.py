@@ -127,7 +127,7 @@ class ClaimInline(admin.TabularInline):
 class EvaluationInline(admin.TabularInline):
     model = Evaluation
     extra = 0
-    fields = ["arch", "harness_version", "status", "reason", "speedup_eager", "speedup_compile", "finished_at"]
+    fields = ("arch", "harness_version", "status", "reason", "speedup_eager", "speedup_compile", "finished_at")
     readonly_fields = fields
     show_change_link = True
     can_delete = False

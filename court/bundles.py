@@ -157,7 +157,7 @@ def bundle(candidate: Candidate, *, page_url: str) -> bytes:
     from evaluation.harness import HARNESS_VERSION
 
     root = kernel_filename(candidate).removesuffix(".py")
-    files = {
+    files: dict[str, str | bytes] = {
         "problem.py": candidate.problem.source,
         "kernel.py": candidate.code,
         "verify.sh": VERIFY_SCRIPT,

@@ -117,9 +117,10 @@ class AuditRow:
     @property
     def measures(self) -> list[Measure]:
         """Our measures over eager where the verdict has them (device time on CUDA only)."""
-        if self.status != harness_verdict.VERIFIED:
+        evaluation = self.evaluation
+        if self.status != harness_verdict.VERIFIED or evaluation is None:  # a verified status has its evaluation
             return []
-        timing = self.evaluation.verdict.get("timing") or {}
+        timing = evaluation.verdict.get("timing") or {}
         found = []
         for name, label in MEASURES.items():
             measure = (timing.get("measures") or {}).get(name) or {}
@@ -136,7 +137,8 @@ class AuditRow:
     @property
     def speedup(self) -> float | None:
         """Our headline speedup over eager (the steady state where measured), verified kernels only."""
-        return self.evaluation.speedup_eager if self.status == harness_verdict.VERIFIED else None
+        evaluation = self.evaluation
+        return evaluation.speedup_eager if evaluation is not None and self.status == harness_verdict.VERIFIED else None
 
     @property
     def interval(self):
@@ -174,7 +176,7 @@ class AuditRow:
 class Summary:
     entries: int
     counts: Counter = field(default_factory=Counter)
-    rejected_by: list[tuple[str, str, int]] = field(default_factory=list)  # (check, family, kernels)
+    rejected_by: list[tuple[str | None, str | None, int]] = field(default_factory=list)  # (check, family, kernels)
     kinds: list[tuple[str, str, int, int]] = field(default_factory=list)  # (kind, meaning, entries, verified)
 
     def count(self, category: str) -> int:

@@ -49,7 +49,8 @@ def _older(arch: str | None = None):
 
 def _current_states(arch: str) -> tuple[set[int], set[int]]:
     """The candidates with a finished, and with a pending, evaluation of the current harness on `arch`."""
-    finished, pending = set(), set()
+    finished: set[int] = set()
+    pending: set[int] = set()
     for candidate, status in Evaluation.objects.current().filter(arch=arch).values_list("candidate", "status"):
         (pending if status in Evaluation.PENDING else finished).add(candidate)
     return finished, pending

@@ -135,6 +135,11 @@ class SlotRateThrottle(SimpleRateThrottle):
 class Throttle(FailOpenForReads, SlotRateThrottle):
     """One scope's counter for one caller (COUNTED_BY)."""
 
+    # Set by SimpleRateThrottle from THROTTLE_RATES[scope], which names every scope counted here.
+    scope: str
+    rate: str
+    duration: int
+
     def __init__(self, scope: str):
         self.scope = scope
         super().__init__()

@@ -298,7 +298,7 @@ class RunRedaction:
     so the socket's numbering has no gap.
     Staff see everything: each hidden kernel's announcement is marked (`data.hidden`)."""
 
-    removed: dict[int, int]  # the hidden kernels, by pk, with their round
+    removed: dict[int, int | None]  # the hidden kernels, by pk, with their round
     marked: frozenset[int] = frozenset()  # hidden kernels shown to staff
 
     @classmethod

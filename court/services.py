@@ -126,6 +126,7 @@ def import_candidate(
     who it came from) kept beside it, never as a measurement; without claims, the candidate alone."""
     candidate, created = create_candidate(problem=problem, code=code, origin=Candidate.Origin.IMPORT, origin_label=origin_label)
     if claims is not None:
+        assert arch is not None  # claims are measured on one architecture
         source = claimed_by or origin_label
         existing = Claim.objects.filter(candidate=candidate, source=source, arch=arch).first()
         if existing is None:

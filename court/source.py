@@ -47,7 +47,7 @@ def detect_language(tree: ast.Module) -> str:
     Read from imports and calls in the syntax tree, so a mention in a comment or string does
     not count.
     """
-    imported = set()
+    imported: set[str] = set()
     called = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -52,7 +52,7 @@ def _parse(source: str, *, what: str, max_bytes: int) -> ast.Module:
 
 def _top_level(tree: ast.Module) -> dict[str, ast.AST]:
     """Names bound at module level by a class, a function or a plain assignment."""
-    bound = {}
+    bound: dict[str, ast.AST] = {}
     for node in tree.body:
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             bound[node.name] = node

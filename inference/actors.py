@@ -15,6 +15,7 @@ and any sampled model do).
 import logging
 import time
 import traceback
+from typing import cast
 
 import dramatiq
 from django.conf import settings
@@ -160,7 +161,7 @@ def _problem_failure(evaluations: list[Evaluation]) -> str | None:
 def _prior(candidate: Candidate, evaluations: list[Evaluation]) -> PriorCandidate:
     return PriorCandidate(
         code=candidate.code,
-        round=candidate.round,
+        round=cast(int, candidate.round),  # a run's candidates always have their round
         verdicts=[
             PriorVerdict(
                 arch=e.arch,
@@ -168,11 +169,15 @@ def _prior(candidate: Candidate, evaluations: list[Evaluation]) -> PriorCandidat
                 speedup_eager=e.speedup_eager,
                 speedup_compile=e.speedup_compile,
                 reason=e.reason,
-                speedup_eager_low=(e.speedup_interval("eager") or [None])[0],
+                speedup_eager_low=_low_end(e.speedup_interval("eager")),
             )
             for e in evaluations
         ],
     )
+
+
+def _low_end(interval: list[float] | None) -> float | None:
+    return interval[0] if interval else None
 
 
 def _history(run: OptimizationRun) -> list[PriorCandidate]:
@@ -187,7 +192,7 @@ def _best_speedup(run: OptimizationRun) -> float | None:
     speedups = Evaluation.objects.filter(
         candidate__run=run, status=Evaluation.Status.VERIFIED, speedup_eager__isnull=False
     ).values_list("speedup_eager", flat=True)
-    return max(speedups, default=None)
+    return max((speedup for speedup in speedups if speedup is not None), default=None)
 
 
 def _save_candidate(run, transcript, round_number, code) -> list[Candidate]:
@@ -230,7 +235,7 @@ def _announce(transcript: Transcript, candidate: Candidate) -> None:
         RunEvent.Kind.CANDIDATE,
         text=candidate.code,
         data={"candidate": candidate.pk, "language": candidate.language, "url": candidate.get_absolute_url()},
-        round=candidate.round,
+        round=cast(int, candidate.round),
     )
 
 

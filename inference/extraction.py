@@ -72,6 +72,7 @@ def code_blocks(text: str) -> list[CodeBlock]:
             continue
         if body is None:
             opening = _FENCE.match(line)
+            assert opening is not None  # fenced_lines marks a block's first line inside only where a fence opens
             fence, language, body = opening["fence"], opening["info"].lower(), []
         elif _closes(line, fence):
             blocks.append(CodeBlock(language=language, code="\n".join(body) + "\n", complete=True))

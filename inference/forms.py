@@ -3,6 +3,8 @@
 Each refusal says what to do, and the page shows it beside its field (templates/inference/demo.html).
 """
 
+from typing import cast
+
 from django import forms
 
 from court.forms import ProblemForm
@@ -32,8 +34,9 @@ class RunForm(ProblemForm):
             "or load one of the example problems above."
         )
         names = ", ".join(label for _, label in backends)
-        self.fields["backend"].choices = backends
-        self.fields["backend"].initial = backends[0][0] if backends else None
+        backend = cast(forms.ChoiceField, self.fields["backend"])
+        backend.choices = backends
+        backend.initial = backends[0][0] if backends else None
         self.fields["backend"].error_messages.update(
             required=f"Choose a model backend: {names}.",
             invalid_choice=f"That backend is not available here: choose one of {names}.",

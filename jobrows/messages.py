@@ -101,7 +101,7 @@ def start(row: JobRow, *, also: Sequence[str] = ()) -> None:
 def still_names(row: JobRow) -> bool:
     """Whether the row, locked until the transaction ends, still names the message it was claimed
     with: once it names another (the reconciler sent a new job), the old job must write nothing more."""
-    owner = type(row).objects.select_for_update().values_list("message_id", flat=True).get(pk=row.pk)
+    owner = type(row)._default_manager.select_for_update().values_list("message_id", flat=True).get(pk=row.pk)
     return owner == row.message_id
 
 

@@ -13,11 +13,14 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from django.db import OperationalError, close_old_connections, transaction
 from django.db.models import Model, QuerySet
 
 from jobrows import liveness
+
+M = TypeVar("M", bound=Model)
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +75,7 @@ def past_grace(rows: QuerySet, now: datetime) -> QuerySet:
     return rows.filter(created_at__lt=since).exclude(enqueued_at__gte=since)
 
 
-def reconcile_each(rows: QuerySet, act: Callable[[Model], str | None]) -> dict[int, str]:
+def reconcile_each(rows: QuerySet[M], act: Callable[[M], str | None]) -> dict[int, str]:
     """`act` on each of `rows` in a transaction of its own, the row locked and read again (one
     another pass holds is skipped, one that left `rows` meanwhile too); what it did is logged and
     returned, by id."""

@@ -63,9 +63,8 @@ def evaluate(evaluation_id: int) -> None:
 
 # A lower number runs first: a worker with both queues' messages at hand takes interactive ones first.
 reverify = dramatiq.actor(
-    evaluate.fn,
     actor_name=evaluations.BULK_ACTOR,
     queue_name=queue_for("cpu", priority="bulk"),
     priority=100,
     **JOB_OPTIONS,
-)
+)(evaluate.fn)

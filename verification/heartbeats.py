@@ -27,7 +27,7 @@ class WorkerRegistration:
         slot = slot or os.environ.get("CUDA_VISIBLE_DEVICES") or str(os.getpid())
         self.name = f"{device.host}:{device.arch}:{slot}"
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
 
     def register(self) -> GpuWorker:
         now = timezone.now()

@@ -7,6 +7,7 @@ device, one measurement at a time; they differ in the baselines timed and the pr
 import logging
 import threading
 import time
+from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections
@@ -48,6 +49,7 @@ def run_harness(candidate: Candidate, *, proof_inputs_source: str | None = None,
     """The harness's verdict on `candidate` on this worker's device: against the configured
     baselines, or, for a proof check, on the proof's inputs with no baseline timed."""
     device = current_registration().device.torch_device
+    arguments: dict[str, Any]
     if proof_inputs_source is not None:
         arguments = {"baselines": (), "proof_inputs_source": proof_inputs_source}
     else:

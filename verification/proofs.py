@@ -6,6 +6,8 @@ are told by mail, and they confirm or reject the report. Every outcome is in the
 
 import logging
 import traceback
+from collections.abc import Mapping
+from typing import Any
 
 import dramatiq
 from django.conf import settings
@@ -109,10 +111,10 @@ OUTCOMES = {
 }
 
 
-def record_proof_verdict(check: ProofCheck, verdict: dict) -> None:
+def record_proof_verdict(check: ProofCheck, verdict: Mapping[str, Any]) -> None:
     """A kernel that breaks on the proof's inputs goes under review at once, and staff are told."""
     report, candidate = check.report, check.report.candidate
-    check.status = OUTCOMES.get(verdict.get("status"), ProofCheck.Status.FAILED)
+    check.status = OUTCOMES.get(verdict.get("status", ""), ProofCheck.Status.FAILED)
     check.reason = without_paths(verdict.get("reason", ""))  # the reporter reads it; the verdict keeps it whole
     check.verdict = verdict
     check.finished_at = timezone.now()

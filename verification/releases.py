@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import cast
 
 from django.db import transaction
 
@@ -27,6 +28,7 @@ from court.services import import_candidate
 from court.source import source_hash
 from evaluation.harness import HARNESS_VERSION
 from evaluation.harness import release as harness_release
+from evaluation.harness import verdict as harness_verdict
 from verification import evaluations
 
 logger = logging.getLogger(__name__)
@@ -114,7 +116,10 @@ def _import_entry(row: Release, entry: harness_release.Entry) -> str:
         claimed_by=claims["by"] if claims else "",
     )
     outcome, _ = evaluations.record_imported_verdict(
-        candidate=candidate, release=row, verdict=entry.verdict, measured_at=datetime.fromisoformat(entry.measured_at)
+        candidate=candidate,
+        release=row,
+        verdict=cast(harness_verdict.Verdict, entry.verdict),
+        measured_at=datetime.fromisoformat(entry.measured_at),
     )
     return outcome
 

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
-from court.models import Candidate, Claim, Curation, Evaluation, HackReport, Problem
+from court.models import Candidate, Claim, Curation, Evaluation, HackReport, Problem, Release
 from court.models.internal_details import env_for, verdict_for
 from court.validation import SourceError, validate_candidate, validate_problem, validate_proof_inputs
 
@@ -51,7 +51,8 @@ def _validated(validate, value: str) -> str:
 
 
 class ProblemSerializer(JsonTypes, serializers.ModelSerializer):
-    label = serializers.CharField(read_only=True)
+    # A field named `label`, as the model's property is: DRF's Field has a `label` of its own.
+    label = serializers.CharField(read_only=True)  # type: ignore[assignment]
     url = serializers.CharField(source="get_absolute_url", read_only=True)
 
     class Meta:
@@ -94,7 +95,9 @@ class EvaluationSerializer(serializers.ModelSerializer):
     admin), and the environment and verdict hold the host's details for staff alone. `release` names
     the measured release it was imported from (null: run by a worker here)."""
 
-    release = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
+    release: "serializers.SlugRelatedField[Release]" = serializers.SlugRelatedField(
+        slug_field="name", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Evaluation
@@ -270,9 +273,12 @@ class DelistingSerializer(serializers.Serializer):
     reason = serializers.RegexField(r"\S", help_text="The confirmed hack: shown publicly as why the kernel left the board.")
 
 
+# By the state asked for; typed as drf-spectacular takes it (a dict is invariant in its values).
+CURATION_SERIALIZERS: dict[str, serializers.Serializer | type[serializers.Serializer]] = dict.fromkeys(KEPT, KeepingSerializer)
+CURATION_SERIALIZERS[Curation.DELISTED.value] = DelistingSerializer
 CURATION_REQUEST = PolymorphicProxySerializer(
     component_name="Curation",
-    serializers=dict.fromkeys(KEPT, KeepingSerializer) | {Curation.DELISTED.value: DelistingSerializer},
+    serializers=CURATION_SERIALIZERS,
     resource_type_field_name="state",
 )
 

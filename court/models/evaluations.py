@@ -4,7 +4,9 @@ The whole verdict is kept as the harness wrote it; the figures the leaderboard s
 filters on are copied into columns.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import models
 from django.utils import timezone
@@ -214,7 +216,7 @@ class Evaluation(JobRowWithQueue):
         correctness = verdict.get("correctness") or {}
         timing = verdict.get("timing") or {}
         speedups = timing.get("speedups") or {}
-        candidate_timing = timing.get("candidate") or {}
+        candidate_timing: Mapping[str, Any] = timing.get("candidate") or {}
         self.verdict = verdict
         self.status = verdict["status"]
         self.stage = self.Stage.DONE

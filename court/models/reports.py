@@ -5,6 +5,8 @@ from django.db import models
 
 
 class HackReport(models.Model):
+    kernel_shown: bool  # not a column: set by court.selectors.reports_of for "My reports"
+
     class Category(models.TextChoices):
         CACHING = "caching", "Caching or reusing results"
         LAZY_OUTPUT = "lazy_output", "Lazy or deferred output"

@@ -15,6 +15,7 @@ register = template.Library()
 
 
 def _interval(speedup: Speedup) -> str:
+    assert speedup.interval is not None  # shown only where one was measured (Speedup.difference)
     low, high = speedup.interval
     return f"95% interval {low:.2f}–{high:.2f}x"
 
@@ -37,7 +38,7 @@ def speedup(value: Speedup | None) -> str:
             "No interval was measured (an older harness): not counted as a win.",
             f"{value.value:.2f}",
         )
-    what = {FASTER: "faster beyond doubt", SLOWER: "slower beyond doubt"}[difference]
+    what = {FASTER: "faster beyond doubt", SLOWER: "slower beyond doubt"}[difference or ""]
     return format_html(
         '<span class="speedup {}" title="{}">{}x</span>', difference, f"{_interval(value)}: {what}.", f"{value.value:.2f}"
     )

@@ -13,6 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from court import curation, leaderboard
+from court.leaderboard import boards, snapshots
 from court.models import Candidate, Evaluation, LeaderboardSnapshot, LeaderboardVersion
 from evaluation.harness import HARNESS_VERSION
 from tests.court.factories import make_candidate, make_problem
@@ -117,7 +118,7 @@ def test_it_is_computed_once_per_change(problem, monkeypatch):
     judged(make_candidate(problem=problem, scale=3))
     computed = []
     compute = leaderboard.compute_board
-    monkeypatch.setattr(leaderboard, "compute_board", lambda arch: computed.append(arch) or compute(arch))
+    monkeypatch.setattr(boards, "compute_board", lambda arch: computed.append(arch) or compute(arch))
     client = Client()
     for _ in range(3):
         kernels_on_page(client)
@@ -139,7 +140,7 @@ def test_a_write_around_the_owners_of_changes_shows_after_max_age(problem, monke
     assert kernels_on_page(client) == {kernel.pk}
 
     later = timezone.now() + leaderboard.MAX_AGE + timedelta(seconds=1)
-    monkeypatch.setattr(leaderboard, "timezone", SimpleNamespace(now=lambda: later))
+    monkeypatch.setattr(snapshots, "timezone", SimpleNamespace(now=lambda: later))
     assert kernels_on_page(client) == set()
 
 

@@ -33,15 +33,16 @@ def problem_module(source: str) -> tuple[list[str], str]:
     """The problem's `from __future__` lines (which must come first) and the rest of its source,
     without `get_inputs`/`get_init_inputs`: the harness takes inputs from the problem itself."""
     lines = source.splitlines()
-    drop = set()
+    drop: set[int] = set()
     future = []
     for node in ast.parse(source).body:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+        end = node.end_lineno or node.lineno  # set on every node ast.parse makes
         if isinstance(node, ast.FunctionDef) and node.name in PROBLEM_INPUT_FUNCTIONS:
-            drop.update(range(start, node.end_lineno))
+            drop.update(range(start, end))
         elif isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            future.extend(lines[start : node.end_lineno])
-            drop.update(range(start, node.end_lineno))
+            future.extend(lines[start:end])
+            drop.update(range(start, end))
     kept = [line for i, line in enumerate(lines) if i not in drop]
     return future, "\n".join(kept).strip("\n")
 

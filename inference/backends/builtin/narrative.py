@@ -30,6 +30,7 @@ def analysis_lines(profile: ProblemProfile, plan: Plan) -> list[str]:
     if not profile.ok:
         return [f"The analysis failed ({profile.error}), so I can only propose transformations that fit any module.\n"]
     roof = plan.roof
+    assert roof is not None  # the plan of a profile that ran has its roofline (transformations.plan)
     lines = [
         f"Inputs: {', '.join(map(str, profile.inputs)) or 'none'}; outputs: {', '.join(map(str, profile.outputs)) or 'unknown'}; "
         f"parameters and buffers: {_size(profile.parameter_bytes, 'B')}.\n",

@@ -379,6 +379,7 @@ _BODIES = {
 def candidate_code(transformation: Transformation, problem_source: str, profile: ProblemProfile) -> str:
     imports = ["import warnings"] if transformation.key == "cuda-graph" else []
     if transformation.key == "triton-epilogue":
+        assert profile.epilogue is not None  # the transformation applies only where the analysis found one
         body, imports = render_epilogue_body(profile.epilogue)
     else:
         body = _BODIES[transformation.key]()

@@ -55,6 +55,8 @@ def analyse_problem(
         umask=started.umask,
     )
     deadline = time.monotonic() + timeout_s
+    stdout: str | None
+    stderr: str | None
     try:
         stdout, stderr = process.communicate(source, timeout=POLL_S)
     except subprocess.TimeoutExpired:
@@ -80,4 +82,4 @@ def analyse_problem(
     try:
         return ProblemProfile.from_dict(json.loads(stdout))
     except (ValueError, TypeError):
-        return ProblemProfile.failed(f"the analysis process died (exit {process.returncode}): {stderr.strip()[-500:]}")
+        return ProblemProfile.failed(f"the analysis process died (exit {process.returncode}): {(stderr or '').strip()[-500:]}")

@@ -155,11 +155,10 @@ def _clamp(node: fx.Node, name: str) -> tuple[str, list, dict] | None:
         return None
     if low is not None and high is not None:
         return "clamp", [node.args[0]], {"low": float(low), "high": float(high)}
-    return (
-        ("clamp_min", [node.args[0]], {"low": float(low)})
-        if low is not None
-        else ("clamp_max", [node.args[0]], {"high": float(high)})
-    )
+    if low is not None:
+        return "clamp_min", [node.args[0]], {"low": float(low)}
+    assert high is not None  # one of the two bounds is set (above)
+    return "clamp_max", [node.args[0]], {"high": float(high)}
 
 
 def _in_place(node: fx.Node, root: nn.Module) -> bool:
@@ -178,6 +177,14 @@ def _shape(node) -> tuple | None:
 def _dtype(node):
     meta = node.meta.get("tensor_meta")
     return getattr(meta, "dtype", None)
+
+
+def _side(node: fx.Node, out_shape: tuple) -> dict:
+    """An extra operand as the epilogue reads it: _region took it in only with a shape that broadcasts."""
+    shape = _shape(node)
+    broadcast = _broadcast(shape, out_shape) if shape is not None else None
+    assert shape is not None and broadcast is not None
+    return {**broadcast, "name": node.name, "shape": list(shape)}
 
 
 def _broadcast(shape: tuple, out: tuple) -> dict | None:
@@ -204,7 +211,7 @@ def _region(anchor: fx.Node, root: nn.Module, order: dict) -> tuple[list, list, 
     if out_shape is None or _dtype(anchor) != torch.float32:
         return None
     values = {anchor}
-    derived = set()  # computed from the region by something not fused: never an extra operand
+    derived: set[fx.Node] = set()  # computed from the region by something not fused: never an extra operand
     region, ops, sides = [], [], []
     for node in list(anchor.graph.nodes)[order[anchor] + 1 :]:
         reads = set(node.all_input_nodes)
@@ -217,14 +224,15 @@ def _region(anchor: fx.Node, root: nn.Module, order: dict) -> tuple[list, list, 
         if _in_place(node, root) and len(operands[0].users) > 1:
             derived.add(node)
             continue
-        encoded = []
+        encoded: list[dict] = []
+        fusable = True
         for operand in operands:
             if isinstance(operand, fx.Node) and operand in values:
                 encoded.append({"value": "x" if operand is anchor else operand.name})
             elif isinstance(operand, fx.Node) and operand not in derived:
                 broadcast = _broadcast(_shape(operand) or (), out_shape) if _shape(operand) is not None else None
                 if broadcast is None or _dtype(operand) != torch.float32:
-                    encoded = None
+                    fusable = False
                     break
                 if operand not in sides:
                     sides.append(operand)
@@ -232,9 +240,9 @@ def _region(anchor: fx.Node, root: nn.Module, order: dict) -> tuple[list, list, 
             elif isinstance(operand, (int, float)) and not isinstance(operand, bool):
                 encoded.append({"const": float(operand)})
             else:
-                encoded = None
+                fusable = False
                 break
-        if encoded is None:
+        if not fusable:
             derived.add(node)
             continue
         region.append(node)
@@ -296,10 +304,11 @@ def _rewrite(traced, root, anchor, region, ops, sides) -> dict | None:
         return None
     ops = _renumber(ops, region)
     out_shape = _shape(anchor)
+    assert out_shape is not None  # _region found one
     return {
         "anchor": anchor.name,
         "anchor_shape": list(out_shape),
-        "sides": [{**_broadcast(_shape(s), out_shape), "name": s.name, "shape": list(_shape(s))} for s in sides],
+        "sides": [_side(s, out_shape) for s in sides],
         "ops": ops,
         "result": ops[-1]["out"],
         "forward_code": code.src.strip("\n") + "\n",

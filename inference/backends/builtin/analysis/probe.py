@@ -13,6 +13,7 @@ import resource
 import sys
 import traceback
 import types
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -263,7 +264,7 @@ def analyse(source: str) -> dict:
         init_inputs = problem.get_init_inputs()
         model = problem.Model(*init_inputs)
         inputs = problem.get_inputs()
-    result = {
+    result: dict[str, Any] = {
         "inputs": _describe(inputs),
         "non_tensor_inputs": sum(not isinstance(i, torch.Tensor) for i in inputs),
         "parameter_bytes": _nbytes(list(model.parameters()) + list(model.buffers())),
