@@ -63,6 +63,7 @@ def test_page_states_a_null_result_and_which_stream_raw_launches_go_to(client):
     evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
     verdict = json.loads(json.dumps(VERDICT))
     verdict["timing"]["null_result"] = {"why": "the candidate launched exactly the reference's kernels"}
+    verdict["timing"]["speedups"] = {**verdict["timing"]["speedups"], "eager": 1.0}
     verdict["timing"]["measures"] = {"device_time": {"unavailable": {"candidate": "its graph's replays gave other outputs"}}}
     verdict["static"] = {"stream_safety": {"summary": "every raw launch goes to the legacy default stream"}}
     record_verdict(evaluation, verdict, worker="gpu-host:h100:0")
@@ -72,6 +73,19 @@ def test_page_states_a_null_result_and_which_stream_raw_launches_go_to(client):
     assert "1.0x by construction" in content and "exactly the reference&#x27;s kernels" in content
     assert "No device time (candidate): its graph&#x27;s replays gave other outputs" in content
     assert "Stream safety: every raw launch goes to the legacy default stream" in content
+
+
+def test_page_says_why_no_difference_is_stated_and_what_was_measured(client):
+    candidate = make_candidate()
+    evaluation = Evaluation.objects.create(candidate=candidate, arch="h100", harness_version=HARNESS_VERSION)
+    verdict = json.loads(json.dumps(VERDICT))
+    verdict["timing"]["speedups"] = {"eager": 1.0}
+    verdict["timing"]["no_difference"] = {"why": "the A/A control read off 1.0", "measured_speedups": {"eager": 2.51}}
+    record_verdict(evaluation, verdict, worker="gpu-host:h100:0")
+
+    content = client.get(candidate.get_absolute_url()).content.decode()
+
+    assert "No difference stated:" in content and "the A/A control read off 1.0" in content and "2.510x over eager" in content
 
 
 def test_page_shows_a_diff_against_the_reference(client, kernel):
