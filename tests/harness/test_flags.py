@@ -141,12 +141,13 @@ def test_the_same_operators_on_other_shapes_are_the_candidates_own_work(verifier
 
 def test_a_null_result_never_raises_a_slower_candidate_to_one(verifier):
     # The reference's operator and a 2 ms sleep: its kernels are the reference's, and it is slower than
-    # eager beyond any interval; stated 1.0 it ranked beside the reference (read 0.018x).
-    verdict = verifier("matmul", "same_kernels_slowed", plan={"profile": True})
+    # the A/A control (the reference in a process of its shape) beyond any interval; stated 1.0 it ranked
+    # beside the reference (read 0.018x). Without a control, a loss against eager may be the host's.
+    verdict = verifier("matmul", "same_kernels_slowed", plan={"profile": True, "control": True})
 
     timing = verdict["timing"]
     assert "same_kernels_as_reference" in verdict["flags"]
-    assert timing["speedups"]["eager"] < 0.5 and timing["speedup_intervals"]["eager"][1] < 1.0
+    assert timing["speedups"]["eager"] < 0.5 and timing["speedup_intervals"]["eager"][0] < 0.5
     assert "1.0x by construction" not in verdict["reason"]
 
 
