@@ -173,11 +173,11 @@ VERIFYING_FIXTURES = frozenset(
 
 
 @pytest.fixture
-def verifier():
+def verifier(tmp_path_factory):
     """Real verifications through the harness (tests/harness/conftest.py, `Verifier`)."""
     from tests.harness.conftest import Verifier
 
-    return Verifier()
+    return Verifier(tmp_path_factory)
 
 
 def once_per_run(tmp_path_factory, name: str, compute):

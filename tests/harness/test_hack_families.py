@@ -59,7 +59,7 @@ FAMILIES = [
 
 @pytest.mark.parametrize("problem_name, candidate_name, status, check", FAMILIES, ids=[f[1] for f in FAMILIES])
 def test_hostile_candidate_is_caught_by_the_named_check(verifier, problem_name, candidate_name, status, check):
-    verdict = verifier(problem_name, candidate_name)
+    verdict = verifier.shared(problem_name, candidate_name)
 
     assert (verdict["status"], failed_check(verdict)) == (status, check), verdict["reason"]
     assert verdict["reason"].startswith(f"{check}:")
@@ -74,7 +74,7 @@ def test_unwritten_output_is_incorrect_because_of_the_poison(verifier):
 
 
 def test_lazy_tensor_verdict_names_the_subclass(verifier):
-    verdict = verifier("matmul", "hack_lazy_tensor")
+    verdict = verifier.shared("matmul", "hack_lazy_tensor")  # the family's verdict above
 
     assert "LazyMatmul" in verdict["reason"]
 

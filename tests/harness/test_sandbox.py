@@ -98,11 +98,12 @@ def test_bytecode_the_harness_compiled_is_read_only_to_the_sandbox(verifier, tmp
     assert not list(cache.rglob("planted*"))
 
 
-def test_secrets_in_the_parents_environment_never_reach_the_candidate(verifier, monkeypatch):
-    monkeypatch.setenv("DATABASE_URL", "postgres://court:hunter2@db/court")
-    monkeypatch.setenv("SECRET_KEY", "hunter2-django-secret")
+# The parent's secrets while the environment probe runs: its tests share one verdict.
+SECRETS = {"DATABASE_URL": "postgres://court:hunter2@db/court", "SECRET_KEY": "hunter2-django-secret"}
 
-    verdict = verifier("matmul", "probe_environment")
+
+def test_secrets_in_the_parents_environment_never_reach_the_candidate(verifier):
+    verdict = verifier.shared("matmul", "probe_environment", environment=SECRETS)
 
     assert verdict["status"] == "verified", verdict["reason"]
     assert "ENVIRONMENT" in verdict["log_excerpt"]
@@ -112,7 +113,7 @@ def test_secrets_in_the_parents_environment_never_reach_the_candidate(verifier, 
 
 @confined
 def test_candidate_works_in_a_private_home(verifier):
-    verdict = verifier("matmul", "probe_environment")
+    verdict = verifier.shared("matmul", "probe_environment", environment=SECRETS)
 
     line = next(line for line in verdict["log_excerpt"].splitlines() if line.startswith("CWD"))
     _, cwd, _, home = line.split()
