@@ -223,16 +223,9 @@ def _slower_than_the_control(control: dict | None) -> bool:
     return bool(interval and interval[1] < 1 / BEATS)
 
 
-def _no_difference(evidence: Evidence, control: dict | None) -> dict | None:
-    if control and control["off"]:
-        return {"why": "the A/A control read off 1.0: this host times the candidate's kind of process unlike the baselines'"}
-    if flags.device_control_off(evidence, control):
-        return {"why": "this device's last A/A control read off 1.0, and this verification ran none"}
-    unbounded = flags.clock_unbounded(evidence)
-    return {"why": f"the harness's clock could not bound the candidate's times from below: {unbounded}"} if unbounded else None
-
-
-def _timing(evidence: Evidence, plan, control: dict | None) -> dict | None:
+def _timing(evidence: Evidence, plan, control: dict | None, raised: dict[str, str]) -> dict | None:
+    """`control`: the A/A control (flags.aa_control); `raised`: the flags, whose control_off and
+    clock_unbounded say where no difference can be stated."""
     if not evidence.baselines:
         return None
     latency = _latency(evidence, plan)
@@ -265,7 +258,8 @@ def _timing(evidence: Evidence, plan, control: dict | None) -> dict | None:
     # other code (Inductor's kernels, a graph replay): measured as any candidate is.
     if null and not _slower_than_the_control(control):
         speedups, intervals, beats = {**speedups, "eager": 1.0}, {**intervals, "eager": [1.0, 1.0]}, {**beats, "eager": False}
-    no_difference = _no_difference(evidence, control)
+    unstated = [raised[name] for name in ("control_off", "clock_unbounded") if name in raised]
+    no_difference = {"why": "; ".join(unstated)} if unstated else None
     if no_difference:
         # The host times the candidate's kind of process unlike the baselines': no win is stated (each
         # interval reaches 1.0, which every page reads as no measurable difference), and a median above
@@ -373,7 +367,7 @@ def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
     # The A/A control, read once: the flag and the stated speedups judge the same interval.
     control = flags.aa_control(evidence, plan.bootstrap_resamples)
     raised = flags.run_flags(evidence, control)
-    timing = _timing(evidence, plan, control)
+    timing = _timing(evidence, plan, control, raised)
     status = first["status"] if first else VERIFIED
     if status == VERIFIED and not evidence.candidate_calls(TRIAL):
         status, first = "error", {"name": "candidate_runs", "detail": "the candidate was never run", "status": "error"}

@@ -158,6 +158,19 @@ def test_a_build_ahead_on_the_cpu_is_reused_by_the_verification_on_the_gpu(verif
     assert {p: p.stat().st_mtime_ns for p in tmp_path.glob("candidates/*/torch_extensions/**/*.so")} == built
 
 
+def _verify_keeping_the_control(verifier, tmp_path, problem_name, candidate_name):
+    """Verified as a probe is, its A/A control kept in `tmp_path`, with rounds enough for the control's
+    interval (three at least)."""
+    return cuda_verify(
+        verifier,
+        problem_name,
+        candidate_name,
+        plan={"steady_min_rounds": 8, "steady_max_rounds": 12},
+        baseline_cache_dir=str(tmp_path),
+        keep_control=True,
+    )
+
+
 def _kept_controls(root) -> list[dict]:
     return [json.loads(line) for path in root.glob("controls-*.jsonl") for line in path.read_text().splitlines()]
 
@@ -166,14 +179,7 @@ def _kept_controls(root) -> list[dict]:
 def test_the_a_a_control_reads_one_on_a_device_bound_call_and_is_kept_as_the_devices(verifier, tmp_path):
     # A 2048^3 product (0.34 ms a call on an H100): the reference against itself in two processes read
     # 0.999-1.002 in four pairs of processes (RESULTS.md, harness 13).
-    verdict = cuda_verify(
-        verifier,
-        "matmul_large",
-        "gpu_plain_mm",
-        plan={"steady_min_rounds": 8, "steady_max_rounds": 12},
-        baseline_cache_dir=str(tmp_path),
-        keep_control=True,
-    )
+    verdict = _verify_keeping_the_control(verifier, tmp_path, "matmul_large", "gpu_plain_mm")
 
     assert verdict["status"] == "verified", verdict["reason"]
     control = verdict["timing"]["control"]
@@ -188,14 +194,7 @@ def test_a_short_calls_control_is_kept_as_a_short_calls_and_off_states_no_win(ve
     # A 32x48x24 product (11 us a call): its A/A read 0.93-1.10 in five pairs of processes on an H100,
     # each to about 1% in its rounds. Whatever it reads, it measures short calls' spread; read off 1.0,
     # the verdict states no win.
-    verdict = cuda_verify(
-        verifier,
-        "matmul",
-        "honest_matmul",
-        plan={"steady_min_rounds": 8, "steady_max_rounds": 12},
-        baseline_cache_dir=str(tmp_path),
-        keep_control=True,
-    )
+    verdict = _verify_keeping_the_control(verifier, tmp_path, "matmul", "honest_matmul")
 
     assert verdict["status"] == "verified", verdict["reason"]
     control = verdict["timing"]["control"]
