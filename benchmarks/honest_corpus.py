@@ -104,6 +104,11 @@ def verify_one(row: dict, state: Path, baselines: str) -> dict:
         "interval": (timing.get("speedup_intervals") or {}).get("eager"),
         "candidate_ms": (timing.get("candidate") or {}).get("median_ms"),
         "settle_us": steady.get("settle_us"),
+        # The A/A control where it ran: its reading, and the candidate's against it (same kind of process).
+        "control": {k: (timing.get("control") or {}).get(k) for k in ("speedup", "interval", "off", "candidate_interval")}
+        if timing.get("control")
+        else None,
+        "no_difference": timing.get("no_difference"),
         "leftover_us": steady.get("leftover_us"),
         "device_time_unavailable": ((timing.get("measures") or {}).get("device_time") or {}).get("unavailable"),
         "stream_safety": (verdict.get("static") or {}).get("stream_safety"),

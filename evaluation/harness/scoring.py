@@ -8,7 +8,7 @@ import math
 import statistics
 
 from evaluation.harness import checks, flags, measurement, tolerance
-from evaluation.harness.evidence import CANDIDATE, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
 from evaluation.harness.verdict import BEATS, HARNESS_VERSION, TIMEOUT, VERIFIED, Verdict
 
 
@@ -188,9 +188,11 @@ def _steady_state(evidence: Evidence, plan) -> dict | None:
 
 
 def _settle_us(evidence: Evidence, phase: str) -> dict:
-    return {
-        who: statistics.median(gaps) * 1e3 for who in (CANDIDATE, *evidence.baselines) if (gaps := evidence.settle_ms(who, phase))
-    }
+    """Each side's median drain gap (us), the A/A control's among them where it ran: a process of the
+    candidate's shape running the reference's kernels, which shows what that kind of process drains
+    unlike eager's."""
+    sides = (CANDIDATE, CONTROL, *evidence.baselines)
+    return {who: statistics.median(gaps) * 1e3 for who in sides if (gaps := evidence.settle_ms(who, phase))}
 
 
 def _device_time(evidence: Evidence, plan) -> dict | None:

@@ -227,9 +227,9 @@ def test_work_left_after_every_burst_is_rejected_and_a_little_is_flagged():
 
 def test_work_left_past_each_calls_end_is_rejected():
     """A call that leaves work on a side stream: the device drains later after each of its calls than
-    after the eager reference's, though no burst ends with work left. Beyond 10 us (or 15% of a call)
+    after the eager reference's, though no burst ends with work left. Beyond 30 us (or 15% of a call)
     it is rejected, beyond 1 us (or 5%) flagged: honest kernels alone on an H100 drained up to 7.9 us
-    after eager's."""
+    after eager's, on an H200 up to 16 us."""
 
     def settling_after(candidate_settle_ms):
         evidence = _bursts_evidence(0.007, call_ms=0.001)
@@ -252,12 +252,12 @@ def test_work_left_past_each_calls_end_is_rejected():
             )
         return evidence
 
-    hidden = checks.no_hidden_work(settling_after(0.0165))
+    hidden = checks.no_hidden_work(settling_after(0.0365))
 
     assert not hidden.passed and "after the candidate's calls had ended" in hidden.detail
     assert checks.no_hidden_work(settling_after(0.0065)).passed
     # Less than the rejection's floor: flagged.
-    small = settling_after(0.015)
+    small = settling_after(0.035)
     assert checks.no_hidden_work(small).passed and "after the candidate's calls had ended" in checks.hidden_work(small)
     assert checks.hidden_work(settling_after(0.0065)) is None
 
