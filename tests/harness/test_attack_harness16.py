@@ -110,3 +110,21 @@ def test_a_slowed_same_kernel_candidate_without_a_control_keeps_its_loss():
 
     assert verdict["timing"]["null_result"], verdict["timing"]
     assert verdict["timing"]["speedups"]["eager"] < 0.5, verdict["reason"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 4: the null result judges one profiled call, and a candidate can tell it is profiled "
+    "(torch._C._autograd._profiler_enabled()): it shows the reference's operator on the reference's shapes "
+    "there and runs other, slower work in every timed call; without an A/A control it is stated 1.0x by "
+    "construction and its verdict lists kernels it never timed",
+)
+def test_a_candidate_cannot_show_the_profiler_other_work_than_it_times(verifier):
+    verdict = verifier("matmul", "hack_profile_aware", plan={"profile": True})
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    timing = verdict["timing"]
+    assert "same_kernels_as_reference" not in verdict["flags"] and not timing.get("null_result"), (
+        timing.get("null_result"),
+        verdict["kernels"],
+    )
