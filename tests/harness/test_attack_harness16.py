@@ -1,0 +1,133 @@
+"""Red-team findings against harness 16, each on constructed evidence (no GPU here): every test states
+what the harness should do and is marked xfail(strict=True) while it does not, so the suite stays green
+and a fix turns the mark into a failure that asks for its removal."""
+
+import pytest
+
+from evaluation.harness import checks, scoring
+from evaluation.harness.evidence import CANDIDATE, PROFILE, STEADY, TIMED, Call
+from evaluation.harness.limits import Limits, Plan
+from tests.harness.test_checks import _evidence
+
+
+def _steady_cuda(*, eager_ms, candidate_ms, eager_settle=0.006, candidate_settle=0.006, calls=4, rounds=6, profile=None):
+    """A CUDA verdict of `rounds` steady rounds, bursts of `calls` calls per side, no A/A control and no
+    kept controls of the device (three GPU verdicts in four run none: pipeline, control_share)."""
+    evidence = _evidence()
+    evidence.device = "cuda"
+    evidence.steady = {"rounds": rounds, "stopped_by": "interval"}
+    for number in range(1, rounds + 1):
+        for who, ms, settle in (("eager", eager_ms, eager_settle), (CANDIDATE, candidate_ms, candidate_settle)):
+            for index in range(calls):
+                jitter = 1 + 0.002 * ((number + index) % 3)
+                timing = {"ms": ms * jitter, "settle_ms": settle}
+                evidence.calls.append(Call(who, STEADY, 0, {"ok": True}, ms, timing=timing, burst=(number, index)))
+            evidence.bursts.append(
+                {
+                    "who": who,
+                    "phase": STEADY,
+                    "round": number,
+                    "calls": calls,
+                    "wall_ms": max(4.0, calls * ms + 1.0),
+                    "sum_ms": calls * ms,
+                    "leftover_ms": 0.0,
+                }
+            )
+    # The latency's samples (one call at a time), as many as the plan needs to state a speed.
+    for _ in range(Plan().min_samples):
+        for who, ms in (("eager", eager_ms), (CANDIDATE, candidate_ms)):
+            evidence.calls.append(Call(who, TIMED, 0, {"ok": True}, ms + 0.05, timing={"ms": ms}))
+    if profile:
+        candidate_kernels, reference_kernels = profile
+        evidence.calls.append(Call(CANDIDATE, PROFILE, 0, {"ok": True, **candidate_kernels}, 1.0))
+        evidence.calls.append(Call("eager", PROFILE, 0, {"ok": True, **reference_kernels}, 1.0))
+    return evidence
+
+
+def _verdict(evidence):
+    return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 1: the drain charge's free band is a share of the call (SETTLE_FLAG 5%), not the hosts' "
+    "wake-up jitter (~1 us): a 1 ms call may leave 47 us of its work on a side stream, uncharged and "
+    "unflagged, and reads a 1.05x win over eager for the reference's own work",
+)
+def test_work_left_below_five_percent_of_a_long_call_is_no_win():
+    # The reference's work is 1.000 ms a call; the candidate does 0.953 ms of it on the calling stream
+    # and leaves 0.047 ms (4.9% of its call) on a side stream, drained after each call.
+    verdict = _verdict(_steady_cuda(eager_ms=1.0, candidate_ms=0.953, candidate_settle=0.006 + 0.047))
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    steady = verdict["timing"]["measures"]["steady_state"]
+    hidden = steady["candidate"]["leftover_charged_us"] > 40 or "hidden_work" in verdict["flags"]
+    assert hidden and not verdict["timing"]["beats"]["eager"], (verdict["timing"]["speedups"], verdict["flags"])
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 2: a call's drain is `settled` less `floor` (callsite.c), and nothing bounds it from "
+    "below: work a native thread (no GIL needed: a C++ extension's std::thread) launches while the "
+    "callsite waits for its floor write lengthens the floor, so the drain reads negative and the work, "
+    "done outside every timed interval, is neither rejected nor charged",
+)
+def test_a_drain_far_below_the_floor_is_not_a_free_win():
+    # The candidate returns in 2 us and a native thread runs the call's 50 us of work during the floor's
+    # synchronize: settled - floor reads -44 us after each call, where eager's reads +6 us.
+    verdict = _verdict(_steady_cuda(eager_ms=0.050, candidate_ms=0.002, candidate_settle=0.006 - 0.050))
+
+    assert verdict["status"] == "rejected" or "hidden_work" in verdict["flags"], (
+        verdict["status"],
+        verdict["timing"]["speedups"],
+        verdict["flags"],
+    )
+
+
+def test_a_drain_far_below_the_floor_reads_as_a_win_today():
+    """What finding 2 gets today (not xfail: it documents the present behaviour, and fails once fixed)."""
+    evidence = _steady_cuda(eager_ms=0.050, candidate_ms=0.002, candidate_settle=0.006 - 0.050)
+    verdict = _verdict(evidence)
+    if verdict["status"] != "verified" or "hidden_work" in verdict["flags"]:
+        pytest.skip("fixed: the negative drain is judged")
+    assert checks.leftover_counted_ms(evidence, CANDIDATE, STEADY) == 0.0
+    assert verdict["timing"]["speedups"]["eager"] > 20 and verdict["timing"]["beats"]["eager"]
+
+
+KERNELS = {
+    "kernels": [{"name": "sgemm_128x64", "count": 1}],
+    "work": [{"op": "aten::mm", "shapes": "[[32, 48], [48, 24]]", "count": 1}],
+}
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 3 (known trade-off, scoring comment: 'without a control, a loss against eager may be "
+    "the host's'): on a GPU three verdicts in four run no A/A control, and there a candidate with the "
+    "reference's kernels and a 2 ms sleep (same_kernels_slowed) is stated 1.0x by construction, ranked "
+    "beside the reference, where it measured 0.02x",
+)
+def test_a_slowed_same_kernel_candidate_without_a_control_keeps_its_loss():
+    evidence = _steady_cuda(eager_ms=0.050, candidate_ms=2.05, profile=(KERNELS, KERNELS))
+    verdict = _verdict(evidence)
+
+    assert verdict["timing"]["null_result"], verdict["timing"]
+    assert verdict["timing"]["speedups"]["eager"] < 0.5, verdict["reason"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="finding 4: the null result judges one profiled call, and a candidate can tell it is profiled "
+    "(torch._C._autograd._profiler_enabled()): it shows the reference's operator on the reference's shapes "
+    "there and runs other, slower work in every timed call; without an A/A control it is stated 1.0x by "
+    "construction and its verdict lists kernels it never timed",
+)
+def test_a_candidate_cannot_show_the_profiler_other_work_than_it_times(verifier):
+    verdict = verifier("matmul", "attack_profile_aware", plan={"profile": True})
+
+    assert verdict["status"] == "verified", verdict["reason"]
+    timing = verdict["timing"]
+    assert "same_kernels_as_reference" not in verdict["flags"] and not timing.get("null_result"), (
+        timing.get("null_result"),
+        verdict["kernels"],
+    )
