@@ -116,7 +116,10 @@ def _hidden_work(evidence: Evidence, floor_ms: float, share: float) -> str | Non
 # pair stands twice above that. Below it nothing is gained: the excess is charged to each call
 # (leftover_counted_ms).
 SETTLE_REJECT = (0.030, 0.15)
-SETTLE_FLAG = (0.001, 0.05)
+# The flag's share is below the band a win must clear (verdict.BEATS, 1%): work left uncharged can never
+# make a win of the reference's own work. At 5% a 1 ms call left 47 us on a side stream, unflagged and
+# uncharged, and read a 1.05x win (an attacker's reading of harness 16).
+SETTLE_FLAG = (0.001, 0.01)
 
 
 # The least burst calls a side needs for its median drain to be judged. Calls of 10 ms or more, or
@@ -127,13 +130,24 @@ SETTLE_FLAG = (0.001, 0.05)
 DRAIN_LEAST_CALLS = 5
 
 
-def _drain_excess(evidence: Evidence, who: str, phase: str) -> tuple[float, float] | None:
-    """`who`'s burst calls' median drain gap beyond the eager reference's, and its median call (ms)."""
+def _drain_excess(evidence: Evidence, who: str, phase: str) -> tuple[float, float, float] | None:
+    """`who`'s burst calls' median drain gap beyond the eager reference's, its median call, and its own
+    median drain gap (ms)."""
     own, eager = evidence.settle_ms(who, phase), evidence.settle_ms("eager", phase)
     samples = [c.ms for c in evidence.calls if c.who == who and c.phase == phase and c.ms is not None]
     if len(own) < DRAIN_LEAST_CALLS or len(eager) < DRAIN_LEAST_CALLS or not samples:
         return None
-    return statistics.median(own) - statistics.median(eager), statistics.median(samples)
+    return statistics.median(own) - statistics.median(eager), statistics.median(samples), statistics.median(own)
+
+
+# A drain gap is the call's wait less the harness's own write's (callsite.c): the write's wait is the
+# host's wake-up, and a call's is at least that, so honest medians are positive (4.8 to 22.8 us on an
+# H200 for candidates, 2.9 to 20.7 us for eager: RESULTS.md, harness 15). One below zero means the
+# harness's own write waited longer than the call: the device ran something after the call had
+# returned, while the write was timed (a native thread needs no GIL to launch it). Such a drain is
+# judged by how far it lies below eager's, as one above is.
+def _drain_below(found: tuple[float, float, float], floor_ms: float) -> bool:
+    return found[2] < -floor_ms and found[0] < 0
 
 
 def leftover_counted_ms(evidence: Evidence, who: str, phase: str) -> float:
@@ -141,14 +155,17 @@ def leftover_counted_ms(evidence: Evidence, who: str, phase: str) -> float:
     beyond the eager reference's, where the flag hidden_work sees it (SETTLE_FLAG); nothing below that,
     where the hosts' wake-ups differ by as much (honest kernels alone on an H100: 0.4 us at the median).
     Work left below the rejection then gains nothing: a product of a few microseconds left on a side
-    stream read 3.4x over eager on an H200 while it was only flagged (RESULTS.md, harness 13)."""
+    stream read 3.4x over eager on an H200 while it was only flagged (RESULTS.md, harness 13). A drain
+    below zero (_drain_below) is charged how far it lies below eager's: work run after the call returned."""
     if evidence.device != "cuda":
         return 0.0
     found = _drain_excess(evidence, who, phase)
     if found is None:
         return 0.0
-    excess, typical = found
+    excess, typical, _ = found
     floor_ms, share = SETTLE_FLAG
+    if _drain_below(found, floor_ms):
+        return -excess
     return excess if excess > max(floor_ms, share * typical) else 0.0
 
 
@@ -165,13 +182,20 @@ def _settle_excess(evidence: Evidence, floor_ms: float, share: float, phases=(ST
         found = _drain_excess(evidence, CANDIDATE, phase)
         if found is None:
             continue
-        excess, typical = found
+        excess, typical, own = found
         if excess > max(floor_ms, share * typical):
             return (
                 f"the device was still busy after the candidate's calls had ended on the calling stream: "
                 f"{excess * 1e3:.1f} us more than after the eager reference's at the median, while a call is measured "
                 f"at {typical * 1e3:.1f} us; work left on another stream or thread runs outside the timed interval. "
                 "Do all of forward's work on the calling stream, or have that stream wait for it before returning"
+            )
+        if _drain_below(found, floor_ms):
+            return (
+                f"the harness's own write after each call waited {-own * 1e3:.1f} us longer than the call's drain at "
+                f"the median ({-excess * 1e3:.1f} us below the eager reference's), while a call is measured at "
+                f"{typical * 1e3:.1f} us: the device ran work after the call had returned, outside the timed "
+                "interval. Do all of forward's work on the calling stream, before it returns"
             )
     return None
 

@@ -1,12 +1,11 @@
-"""Red-team findings against harness 16, each on constructed evidence (no GPU here): every test states
-what the harness should do and is marked xfail(strict=True) while it does not, so the suite stays green
-and a fix turns the mark into a failure that asks for its removal."""
+"""An attacker's reading of harness 16, each on constructed evidence (no GPU here) but the last: work a
+call leaves unpaid below the flag's share or runs while the harness times its own write, and a loss a
+null result hid where no A/A control ran."""
 
-import pytest
-
-from evaluation.harness import checks, scoring
+from evaluation.harness import scoring
 from evaluation.harness.evidence import CANDIDATE, PROFILE, STEADY, TIMED, Call
 from evaluation.harness.limits import Limits, Plan
+from evaluation.harness.verdict import BEATS
 from tests.harness.test_checks import _evidence
 
 
@@ -48,13 +47,10 @@ def _verdict(evidence):
     return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 1: the drain charge's free band is a share of the call (SETTLE_FLAG 5%), not the hosts' "
-    "wake-up jitter (~1 us): a 1 ms call may leave 47 us of its work on a side stream, uncharged and "
-    "unflagged, and reads a 1.05x win over eager for the reference's own work",
-)
 def test_work_left_below_five_percent_of_a_long_call_is_no_win():
+    """The drain's flag, and its charge, start at 1 us or 1% of a call, below the band a win must clear:
+    at 5% a 1 ms call left 47 us of its work on a side stream, uncharged and unflagged, and read a 1.05x
+    win over eager for the reference's own work."""
     # The reference's work is 1.000 ms a call; the candidate does 0.953 ms of it on the calling stream
     # and leaves 0.047 ms (4.9% of its call) on a side stream, drained after each call.
     verdict = _verdict(_steady_cuda(eager_ms=1.0, candidate_ms=0.953, candidate_settle=0.006 + 0.047))
@@ -65,14 +61,11 @@ def test_work_left_below_five_percent_of_a_long_call_is_no_win():
     assert hidden and not verdict["timing"]["beats"]["eager"], (verdict["timing"]["speedups"], verdict["flags"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 2: a call's drain is `settled` less `floor` (callsite.c), and nothing bounds it from "
-    "below: work a native thread (no GIL needed: a C++ extension's std::thread) launches while the "
-    "callsite waits for its floor write lengthens the floor, so the drain reads negative and the work, "
-    "done outside every timed interval, is neither rejected nor charged",
-)
 def test_a_drain_far_below_the_floor_is_not_a_free_win():
+    """A call's drain is `settled` less `floor` (callsite.c): work a native thread (no GIL needed: a C++
+    extension's std::thread) launches while the call site times its own write lengthens the floor, and
+    the drain reads negative. Far below zero it is rejected; a little below, charged as far as it lies
+    below eager's."""
     # The candidate returns in 2 us and a native thread runs the call's 50 us of work during the floor's
     # synchronize: settled - floor reads -44 us after each call, where eager's reads +6 us.
     verdict = _verdict(_steady_cuda(eager_ms=0.050, candidate_ms=0.002, candidate_settle=0.006 - 0.050))
@@ -84,30 +77,17 @@ def test_a_drain_far_below_the_floor_is_not_a_free_win():
     )
 
 
-def test_a_drain_far_below_the_floor_reads_as_a_win_today():
-    """What finding 2 gets today (not xfail: it documents the present behaviour, and fails once fixed)."""
-    evidence = _steady_cuda(eager_ms=0.050, candidate_ms=0.002, candidate_settle=0.006 - 0.050)
-    verdict = _verdict(evidence)
-    if verdict["status"] != "verified" or "hidden_work" in verdict["flags"]:
-        pytest.skip("fixed: the negative drain is judged")
-    assert checks.leftover_counted_ms(evidence, CANDIDATE, STEADY) == 0.0
-    assert verdict["timing"]["speedups"]["eager"] > 20 and verdict["timing"]["beats"]["eager"]
-
-
 KERNELS = {
     "kernels": [{"name": "sgemm_128x64", "count": 1}],
     "work": [{"op": "aten::mm", "shapes": "[[32, 48], [48, 24]]", "count": 1}],
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 3 (known trade-off, scoring comment: 'without a control, a loss against eager may be "
-    "the host's'): on a GPU three verdicts in four run no A/A control, and there a candidate with the "
-    "reference's kernels and a 2 ms sleep (same_kernels_slowed) is stated 1.0x by construction, ranked "
-    "beside the reference, where it measured 0.02x",
-)
 def test_a_slowed_same_kernel_candidate_without_a_control_keeps_its_loss():
+    """On a GPU three verdicts in four run no A/A control: there a candidate with the reference's kernels
+    and a 2 ms sleep (same_kernels_slowed) was stated 1.0x by construction, ranked beside the reference,
+    where it measured 0.02x. Twice as slow as eager, beyond any reading of the reference against itself,
+    it keeps its loss."""
     evidence = _steady_cuda(eager_ms=0.050, candidate_ms=2.05, profile=(KERNELS, KERNELS))
     verdict = _verdict(evidence)
 
@@ -115,19 +95,15 @@ def test_a_slowed_same_kernel_candidate_without_a_control_keeps_its_loss():
     assert verdict["timing"]["speedups"]["eager"] < 0.5, verdict["reason"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding 4: the null result judges one profiled call, and a candidate can tell it is profiled "
-    "(torch._C._autograd._profiler_enabled()): it shows the reference's operator on the reference's shapes "
-    "there and runs other, slower work in every timed call; without an A/A control it is stated 1.0x by "
-    "construction and its verdict lists kernels it never timed",
-)
-def test_a_candidate_cannot_show_the_profiler_other_work_than_it_times(verifier):
-    verdict = verifier("matmul", "attack_profile_aware", plan={"profile": True})
+def test_a_candidate_cannot_hide_a_loss_behind_the_profiled_call(verifier):
+    """A candidate can tell the profiled call (torch._C._autograd._profiler_enabled()): it shows the
+    reference's operator on the reference's shapes there and runs slower work of its own in every timed
+    call. Its kernels then read as the reference's, but the A/A control (every CPU verification runs
+    one) times it slower than the reference in a process of its shape: the loss is stated, not 1.0."""
+    verdict = verifier("matmul", "attack_profile_aware", plan={"profile": True, "control": True})
 
     assert verdict["status"] == "verified", verdict["reason"]
     timing = verdict["timing"]
-    assert "same_kernels_as_reference" not in verdict["flags"] and not timing.get("null_result"), (
-        timing.get("null_result"),
-        verdict["kernels"],
-    )
+    assert "same_kernels_as_reference" in verdict["flags"] and timing["null_result"], verdict["flags"]
+    assert timing["speedups"]["eager"] < 1 / BEATS, timing
+    assert "1.0x by construction" not in verdict["reason"]
