@@ -3,6 +3,9 @@ call of a side on fresh inputs from the reference process, its comparison there,
 under, and the checking steps made of such calls (`trials`, `proof`).
 """
 
+import random
+from typing import TYPE_CHECKING, Any, NoReturn, overload
+
 from evaluation.harness import scoring
 from evaluation.harness.evidence import (
     BASELINE,
@@ -16,9 +19,12 @@ from evaluation.harness.evidence import (
     VARIANT,
     WARMUP,
     Call,
+    CallTiming,
+    Evidence,
     Fault,
 )
-from evaluation.harness.process_requests import PROOF_SIDE, Stop
+from evaluation.harness.limits import Limits, Plan
+from evaluation.harness.process_requests import PROOF_SIDE, Message, Reply, Sent, Stop
 
 # Every check reads all the evidence so far: in the timing loop they run after each compared call and
 # every CHECK_EVERY calls (and once after the loop), not after each.
@@ -28,6 +34,47 @@ CHECK_EVERY = 16
 class Calls:
     """Loading, instantiating, calling and comparing.
     A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
+
+    # Of `pipeline.Verification`'s state (set in its `__init__`), what this part reads and writes.
+    proof_source: str | None
+    limits: Limits
+    plan: Plan
+    evidence: Evidence
+    rng: random.SystemRandom
+    control: bool
+    building: bool
+    unchecked: int
+    eager_ms: float | None
+    max_output_bytes: int
+
+    if TYPE_CHECKING:
+        # Of the other parts (process_requests.ProcessRequests, processes.Processes).
+        def seed(self) -> int: ...
+        def ask(
+            self, side: str, stage: str, message: Message, limit: float | None = None, limit_name: str | None = None
+        ) -> Reply: ...
+        def send(self, side: str, stage: str, message: Message) -> Sent: ...
+        def receive(self, sent: Sent, limit: float | None = None, limit_name: str | None = None) -> Reply: ...
+        def timed_ask(
+            self,
+            side: str,
+            stage: str,
+            message: Message,
+            limit: float | None = None,
+            limit_name: str | None = None,
+            *,
+            watch_idle: bool = False,
+        ) -> tuple[Reply, float]: ...
+        @overload
+        def read_timing(self, side: str, stage: str, burst: None = None) -> CallTiming: ...
+        @overload
+        def read_timing(self, side: str, stage: str, burst: int) -> tuple[list[CallTiming], CallTiming]: ...
+        def read_timing(
+            self, side: str, stage: str, burst: int | None = None
+        ) -> CallTiming | tuple[list[CallTiming], CallTiming]: ...
+        def _candidate_error(self, stage: str, reply: Reply) -> NoReturn: ...
+        def _stop_if_failed(self) -> None: ...
+        def path(self, side: str, name: str) -> str: ...
 
     def needs_jit(self) -> bool:
         """Whether the candidate may compile at its first call (torch.compile, Triton, a lazy load_inline)."""
@@ -70,7 +117,7 @@ class Calls:
         if self.control:
             self._control("load", {"candidate_path": self.path(CONTROL, "control.py")})
 
-    def instantiate(self, seed: int, variant: dict | None = None, *, first: bool = False) -> None:
+    def instantiate(self, seed: int, variant: dict[str, Any] | None = None, *, first: bool = False) -> None:
         init = self.ask(REFERENCE, "instantiate", {"seed": seed, "variant": variant})["init"]
         limit = (
             (self.limits.build_time_s, f"the build limit ({self.limits.build_time_s:.0f} s, for building ModelNew)")
@@ -87,7 +134,7 @@ class Calls:
             # The same weights as the reference's (the same seed), for the A/A control's calls.
             self._control("instantiate", {"seed": seed, "init": init})
 
-    def _control(self, stage: str, message: dict) -> None:
+    def _control(self, stage: str, message: Message) -> None:
         """A request of the A/A control's process; its failure (the problem's own code) is the harness's."""
         reply = self.ask(CONTROL, stage, message, self.limits.build_time_s)
         if not reply.get("ok"):
@@ -97,7 +144,9 @@ class Calls:
             )
             raise Stop
 
-    def call(self, who: str, phase: str, *, compare: bool = False, variant: dict | None = None, profile: bool = False) -> Call:
+    def call(
+        self, who: str, phase: str, *, compare: bool = False, variant: dict[str, Any] | None = None, profile: bool = False
+    ) -> Call:
         """One call of a side. DEVICE: the call that fills the side's input slots before its capture in
         a CUDA graph (the `graph` request; see `device_time`)."""
         seed = self.seed()
@@ -122,9 +171,10 @@ class Calls:
         else:
             limit = self.call_limit()
         reply, wall = self.timed_ask(CANDIDATE, stage, message, *limit)
-        call = Call(CANDIDATE, phase, seed, reply, wall, timing=self.read_timing(CANDIDATE, stage))
+        timing = self.read_timing(CANDIDATE, stage)
+        call = Call(CANDIDATE, phase, seed, reply, wall, timing=timing)
         self.evidence.calls.append(call)
-        if not (call.timing["captured"] or call.timing["raised"]):
+        if not (timing["captured"] or timing["raised"]):
             self.evidence.protocol.append("the call site timed a call of the candidate's without capturing what it returned")
             raise Stop
         if not reply["ok"]:
@@ -141,7 +191,7 @@ class Calls:
             self.compare(call)
         return call
 
-    def _baseline_call(self, who: str, phase: str, seed: int, variant: dict | None, profile: bool, stage: str) -> Call:
+    def _baseline_call(self, who: str, phase: str, seed: int, variant: dict[str, Any] | None, profile: bool, stage: str) -> Call:
         fed = self.ask(REFERENCE, "feed", {"seed": seed, "variant": variant, "for_baseline": True})
         reply, wall = self.timed_ask(
             BASELINE,

@@ -34,9 +34,11 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
 from hashlib import sha256
 from pathlib import Path
+from typing import Any, Literal, cast
 
 from evaluation.harness import (
     baseline_cache,
@@ -50,7 +52,7 @@ from evaluation.harness import (
 )
 from evaluation.harness.calls import Calls
 from evaluation.harness.device_lock import DeviceLock
-from evaluation.harness.evidence import BASELINE, CANDIDATE, REFERENCE, Evidence, Fault
+from evaluation.harness.evidence import BASELINE, CANDIDATE, REFERENCE, DeviceControl, Evidence, Fault
 from evaluation.harness.limits import Limits, Plan, coerce, memory_for
 from evaluation.harness.measures import Measures
 from evaluation.harness.problem_inspection import ProblemInspection
@@ -66,8 +68,11 @@ logger = logging.getLogger(__name__)
 DEVICES = ("cpu", "cuda")
 STAGES = ("building", "checking", "timing", "done")
 
+# The caller's hook, called with each stage as the verification reaches it (STAGES).
+OnProgress = Callable[[str], object]
 
-def validate(device: str, baselines) -> tuple[str, ...]:
+
+def validate(device: str, baselines: Iterable[str]) -> tuple[str, ...]:
     if device not in DEVICES:
         raise ValueError(f"device must be one of {DEVICES}, not {device!r}")
     names = tuple(baselines)
@@ -82,18 +87,18 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
 
     def __init__(
         self,
-        problem_source,
-        candidate_source,
+        problem_source: str,
+        candidate_source: str,
         *,
-        device,
-        baselines,
+        device: str,
+        baselines: tuple[str, ...],
         limits: Limits,
         plan: Plan,
-        on_progress,
-        baseline_cache_dir,
-        proof_inputs_source,
-        keep_control=False,
-    ):
+        on_progress: OnProgress | None,
+        baseline_cache_dir: str | None,
+        proof_inputs_source: str | None,
+        keep_control: bool = False,
+    ) -> None:
         self.problem_source = problem_source
         # A probe of the device (`probe`): its A/A control is kept as the device's state, which later
         # verifications of any problem read. Only where no user code chooses anything: a pasted problem
@@ -101,7 +106,7 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
         # loaded, so that the controls kept were the ones it picked; either would set the state for all.
         self.keep_control = keep_control
         # The device's key for what is kept about it (baseline_cache), once it has described itself.
-        self.env_key: dict | None = None
+        self.env_key: dict[str, Any] | None = None
         self.candidate_source = candidate_source
         self.proof_source = proof_inputs_source
         self.device = device
@@ -114,13 +119,13 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
         self.deadline = time.monotonic() + limits.wall_time_s
         self.processes: dict[str, SandboxedProcess] = {}
         self.timing: dict[str, TimingPipe] = {}
-        self.stage = None
+        self.stage: str | None = None
         # The first call of each new instance compiles what it compiles lazily (torch.compile,
         # Triton's JIT): it runs under the build limit, later calls under the call limit.
         self.building = False
         self.unchecked = 0
         self.lock = DeviceLock(None)
-        self.eager_ms = None
+        self.eager_ms: float | None = None
         self.poison_outputs = True
         # Sides for half of whose calls of a burst the gate's watchdog had to open it (they wait for the
         # device inside a call): their later bursts run ungated, the host's issuing inside their
@@ -154,14 +159,14 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
         # What each process sees (`start`): its sources, caches and device, by side.
         self.views: dict[str, View] = {}
         # The baseline process's description of the device and its environment (`start_up`).
-        self.described: dict = {}
+        self.described: dict[str, Any] = {}
         # The most bytes of output a call may return, from the reference's own (`inspect_and_prepare`).
         self.max_output_bytes = 64 << 20
         # The request the harness works with now: whose reply it could not use names that process.
         self.last_request: tuple[str, str] = (REFERENCE, "start")
 
     @contextlib.contextmanager
-    def step(self, name: str, into: str = "steps_s"):
+    def step(self, name: str, into: Literal["steps_s", "timing_s"] = "steps_s") -> Iterator[None]:
         """Wall time per step, for the verdict's `cost` (where a verification's time goes); `into`
         "timing_s": the timing step's parts, by measure."""
         began = time.monotonic()
@@ -192,7 +197,7 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
         self.ask(REFERENCE, "finish", {})
         self.ask(BASELINE, "finish", {})
 
-    def run(self, steps=None) -> Verdict:
+    def run(self, steps: Callable[[], None] | None = None) -> Verdict:
         self.evidence.static = static_analysis.analyze(self.candidate_source)
         self.progress("building")
         if not self.evidence.static.get("parse_error") and self.evidence.static.get("names_model_new"):
@@ -234,11 +239,12 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
             )
         self._store_baselines(verdict)
         if own_control is not None and verdict.get("status") == "verified":
+            assert self.env_key is not None  # a control is only kept where the device described itself
             baseline_cache.record_control(self.cache_dir, self.env_key, self.problem_source, own_control)
         self.progress("done")
         return verdict
 
-    def _own_control(self) -> dict | None:
+    def _own_control(self) -> dict[str, Any] | None:
         """This verification's A/A control as a record of the device's, where it is a probe (`probe`):
         counted in the spread this verdict states, and kept (`run`) where the verdict is verified."""
         control = flags.aa_control(self.evidence, self.plan.bootstrap_resamples) if self.control else None
@@ -255,8 +261,9 @@ class Verification(ProblemInspection, Calls, Measures, Processes, ProcessRequest
             "at": time.time(),
         }
         problem = sha256(self.problem_source.encode()).hexdigest()
+        # The record's fields are a DeviceControl's but for its problem.
         self.evidence.device_controls = [c for c in self.evidence.device_controls if c["problem"] != problem] + [
-            {"problem": problem, **record}
+            cast(DeviceControl, {"problem": problem, **record})
         ]
         return record
 
@@ -338,12 +345,12 @@ def verify(
     candidate_source: str,
     *,
     device: str = "cpu",
-    baselines=("eager",),
-    limits=None,
-    on_progress=None,
-    baseline_cache_dir=None,
+    baselines: Iterable[str] = ("eager",),
+    limits: Limits | dict[str, Any] | None = None,
+    on_progress: OnProgress | None = None,
+    baseline_cache_dir: str | None = None,
     proof_inputs_source: str | None = None,
-    plan=None,
+    plan: Plan | dict[str, Any] | None = None,
     keep_control: bool = False,
 ) -> Verdict:
     """Verify one candidate against one problem; see the module docstring for the steps.
@@ -365,7 +372,14 @@ def verify(
     return verification.run()
 
 
-def probe(problem_source: str, *, device: str = "cpu", baseline_cache_dir, limits=None, plan=None) -> Verdict:
+def probe(
+    problem_source: str,
+    *,
+    device: str = "cpu",
+    baseline_cache_dir: str | None,
+    limits: Limits | dict[str, Any] | None = None,
+    plan: Plan | dict[str, Any] | None = None,
+) -> Verdict:
     """An A/A probe of the device: a staff-curated problem's own Model verified as the candidate, against
     eager, with the A/A control, which is kept as the device's (`baseline_cache.load_controls`): the
     spread between processes that widens every stated interval, and whether the device reads 1.0. No
@@ -390,7 +404,14 @@ def probe(problem_source: str, *, device: str = "cpu", baseline_cache_dir, limit
     )
 
 
-def build(problem_source: str, candidate_source: str, *, device: str = "cpu", limits=None, ahead: bool = False) -> Verdict:
+def build(
+    problem_source: str,
+    candidate_source: str,
+    *,
+    device: str = "cpu",
+    limits: Limits | dict[str, Any] | None = None,
+    ahead: bool = False,
+) -> Verdict:
     """Load and instantiate the candidate only (no reference, no timing), filling the build cache,
     so a batch can compile candidates in parallel before verifying them one at a time. `ahead`: load
     only, with no device (`Verification.ahead_steps`), for the CPU cores while the GPUs verify."""
@@ -410,13 +431,13 @@ def build(problem_source: str, candidate_source: str, *, device: str = "cpu", li
     return verification.run(verification.ahead_steps if ahead else verification.build_steps)
 
 
-def inspect_problem(problem_source: str, *, device: str = "cpu", limits=None) -> dict:
+def inspect_problem(problem_source: str, *, device: str = "cpu", limits: Limits | dict[str, Any] | None = None) -> dict[str, Any]:
     """Run the problem alone, sandboxed, and report what the platform shows on the problem itself."""
     validate(device, ())
     limits = coerce(Limits, limits)
     root = Path(tempfile.mkdtemp(prefix="kernel-court-inspect-"))
     os.chmod(root, 0o755)
-    judge = None
+    judge: SandboxedProcess | None = None
     try:
         (root / "problem.py").write_text(problem_source)
         os.chmod(root / "problem.py", 0o644)
@@ -453,7 +474,8 @@ def inspect_problem(problem_source: str, *, device: str = "cpu", limits=None) ->
                 "log_excerpt": judge.log_tail(),
             }
         report["size_constants"] = [vars(c) for c in problem_shapes.size_constants(problem_source)]
-        return scoring.clean({k: v for k, v in report.items() if k != "nonce"})
+        cleaned: dict[str, Any] = scoring.clean({k: v for k, v in report.items() if k != "nonce"})
+        return cleaned
     finally:
         if judge is not None:
             judge.close(0.0)

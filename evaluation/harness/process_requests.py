@@ -6,14 +6,22 @@ protocol forbids, is recorded as evidence and ends the run (`Stop`).
 
 import secrets
 import time
+from typing import TYPE_CHECKING, Any, NoReturn, overload
 
 from evaluation.harness import checks
-from evaluation.harness.evidence import CANDIDATE, REFERENCE, Fault
-from evaluation.harness.protocol import CANDIDATE_FACTS, REFERENCE_FACTS, REQUIRED, REQUIRED_AFTER_CALL
-from evaluation.harness.sandbox import ProcessFault
+from evaluation.harness.evidence import CANDIDATE, REFERENCE, CallTiming, Evidence, Fault
+from evaluation.harness.limits import Limits
+from evaluation.harness.protocol import CANDIDATE_FACTS, REFERENCE_FACTS, REQUIRED, REQUIRED_AFTER_CALL, TimingPipe
+from evaluation.harness.sandbox import ProcessFault, SandboxedProcess
 
 # The proof process's side (a hack report's proof inputs).
 PROOF_SIDE = "proof"
+
+# A request's fields (besides its op and nonce), and a process's reply: JSON objects of the protocol's.
+Message = dict[str, Any]
+Reply = dict[str, Any]
+# A request sent and not yet received (`send`): its side, stage, nonce, message and the parent's clock then.
+Sent = tuple[str, str, int, Message, float]
 
 
 class Stop(Exception):
@@ -24,17 +32,32 @@ class ProcessRequests:
     """Requests to the sandboxed processes and their replies.
     A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
 
+    # Of `pipeline.Verification`'s state (set in its `__init__`), what this part reads and writes.
+    evidence: Evidence
+    limits: Limits
+    deadline: float
+    processes: dict[str, SandboxedProcess]
+    timing: dict[str, TimingPipe]
+    round_trip_ms: float
+    last_request: tuple[str, str]
+    unchecked: int
+
+    if TYPE_CHECKING:
+        # Of the other parts (processes.Processes).
+        def _wake_candidate(self) -> None: ...
+        def _rest_candidate(self, stage: str) -> None: ...
+
     def seed(self) -> int:
         return secrets.randbelow(2**62 - 1) + 1
 
     def _timeout(self, limit: float) -> float:
         return max(0.1, min(limit, self.deadline - time.monotonic()))
 
-    def ask(self, side: str, stage: str, message: dict, limit: float | None = None, limit_name: str | None = None) -> dict:
+    def ask(self, side: str, stage: str, message: Message, limit: float | None = None, limit_name: str | None = None) -> Reply:
         """One request; any fault is recorded as evidence and ends the run."""
         return self.receive(self.send(side, stage, message), limit, limit_name)
 
-    def send(self, side: str, stage: str, message: dict) -> tuple:
+    def send(self, side: str, stage: str, message: Message) -> Sent:
         """Half a request, so that several processes can work at once; `receive` takes its reply."""
         self.last_request = (side, stage)
         if side == CANDIDATE:
@@ -50,7 +73,7 @@ class ProcessRequests:
             raise Stop from None
         return side, stage, nonce, message, sent_at
 
-    def receive(self, sent: tuple, limit: float | None = None, limit_name: str | None = None) -> dict:
+    def receive(self, sent: Sent, limit: float | None = None, limit_name: str | None = None) -> Reply:
         side, stage, nonce, message, sent_at = sent
         self.last_request = (side, stage)  # what the harness works with next is this reply
         process = self.processes[side]
@@ -127,12 +150,12 @@ class ProcessRequests:
         self,
         side: str,
         stage: str,
-        message: dict,
+        message: Message,
         limit: float | None = None,
         limit_name: str | None = None,
         *,
         watch_idle: bool = False,
-    ) -> tuple[dict, float]:
+    ) -> tuple[Reply, float]:
         """A request and the parent's wall time around it (ms). `watch_idle`: a baseline is being timed,
         so the candidate's process has nothing to do; what it runs meanwhile competes with the baseline
         for the host (`quiet_while_baselines_run`)."""
@@ -144,7 +167,11 @@ class ProcessRequests:
             self.evidence.idle["wall_ms"] += wall
         return reply, wall
 
-    def read_timing(self, side: str, stage: str, burst: int | None = None):
+    @overload
+    def read_timing(self, side: str, stage: str, burst: None = None) -> CallTiming: ...
+    @overload
+    def read_timing(self, side: str, stage: str, burst: int) -> tuple[list[CallTiming], CallTiming]: ...
+    def read_timing(self, side: str, stage: str, burst: int | None = None) -> CallTiming | tuple[list[CallTiming], CallTiming]:
         """The call site's record of one call, or (`burst`: the calls asked for) a burst's records and its own."""
         try:
             pipe = self.timing[side]
@@ -156,7 +183,7 @@ class ProcessRequests:
                 self.evidence.fault = Fault(side, stage, "harness", fault.detail)
             raise Stop from None
 
-    def _candidate_error(self, stage: str, reply: dict) -> None:
+    def _candidate_error(self, stage: str, reply: Reply) -> NoReturn:
         error = reply["error"]
         kind = "memory" if error.get("memory") else "exception"
         self.evidence.fault = Fault(CANDIDATE, stage, kind, error["message"], error.get("cuda", False))

@@ -6,17 +6,20 @@ its requests, frozen (`_rest_candidate`) or watched while idle (`quiet_window`).
 
 import contextlib
 import os
+import random
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from hashlib import sha256
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from evaluation.harness import baseline_cache, build_caches, callsite
 from evaluation.harness.device_lock import DeviceLock
-from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE
-from evaluation.harness.limits import host_memory_bytes, memory_for
-from evaluation.harness.process_requests import PROOF_SIDE
+from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE, DeviceControl, Evidence
+from evaluation.harness.limits import Limits, Plan, host_memory_bytes, memory_for
+from evaluation.harness.process_requests import PROOF_SIDE, Message, Reply, Sent
 from evaluation.harness.protocol import TimingPipe, link, record_key
 from evaluation.harness.sandbox import SandboxedProcess
 from evaluation.harness.sandbox_command import HOME, View
@@ -44,9 +47,52 @@ def _chown_tree(folder: Path, uid: int, gid: int) -> None:
     os.chown(folder, uid, gid)
 
 
+class _SpawnCommon(TypedDict):
+    """What every process of a verification is spawned with (`Processes._spawn`)."""
+
+    device_env: dict[str, str]
+    root: Path
+    callsite_dir: Path
+    allow: bool
+
+
 class Processes:
     """The sandboxed processes' start, rest and end.
     A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
+
+    # Of `pipeline.Verification`'s state (set in its `__init__`), what this part reads and writes.
+    problem_source: str
+    candidate_source: str
+    proof_source: str | None
+    device: str
+    limits: Limits
+    plan: Plan
+    cache_dir: str | None
+    evidence: Evidence
+    rng: random.SystemRandom
+    control: bool
+    ahead: bool
+    root: Path | None
+    build_root: Path | None
+    holds: contextlib.ExitStack
+    caches: tuple[Path, ...]
+    views: dict[str, View]
+    processes: dict[str, SandboxedProcess]
+    timing: dict[str, TimingPipe]
+    described: dict[str, Any]
+    env_key: dict[str, Any] | None
+    lock: DeviceLock
+    closed: bool
+    frozen: bool
+    idle_mark: tuple[int, float] | None
+    harness_tasks: set[int] | None
+
+    if TYPE_CHECKING:
+        # Of the other parts (process_requests.ProcessRequests, calls.Calls, measures.Measures).
+        def send(self, side: str, stage: str, message: Message) -> Sent: ...
+        def receive(self, sent: Sent, limit: float | None = None, limit_name: str | None = None) -> Reply: ...
+        def call_limit(self) -> tuple[float, str]: ...
+        def measure_rates(self) -> None: ...
 
     def start(self, root: Path) -> None:
         began = time.monotonic()
@@ -123,7 +169,7 @@ class Processes:
         timing_k, capture_k, feed_k = (link(), link(), link()) if self.control else ((-1, -1),) * 3
         key_k, key_fd_k = record_key() if self.control else (b"", -1)
         allow = not self.limits.require_sandbox
-        common = {"device_env": common_env, "root": root, "callsite_dir": callsite_dir, "allow": allow}
+        common: _SpawnCommon = {"device_env": common_env, "root": root, "callsite_dir": callsite_dir, "allow": allow}
         if not self.ahead:
             self._spawn(
                 REFERENCE,
@@ -154,12 +200,12 @@ class Processes:
         self,
         side: str,
         *,
-        pass_fds: tuple,
-        device_env: dict,
+        pass_fds: tuple[int, ...],
+        device_env: dict[str, str],
         root: Path,
         callsite_dir: Path,
         allow: bool,
-        extra_env: dict | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         module = {
             REFERENCE: "reference_process",
@@ -186,6 +232,7 @@ class Processes:
 
     def path(self, side: str, name: str) -> str:
         """Where a source file appears to one process."""
+        assert self.root is not None  # made by `run` before any process starts
         return self.views[side].path(self.root / "sources" / name)
 
     def start_up(self) -> None:
@@ -204,7 +251,8 @@ class Processes:
             self.receive(control, *start)
         self.env_key = baseline_cache.environment_key(self.evidence.env, self.plan.flush_bytes)
         self.evidence.rates = baseline_cache.load_rates(self.cache_dir, self.env_key)
-        self.evidence.device_controls = baseline_cache.load_controls(self.cache_dir, self.env_key)
+        # The records `pipeline.Verification._own_control` kept: each a DeviceControl's fields.
+        self.evidence.device_controls = cast(list[DeviceControl], baseline_cache.load_controls(self.cache_dir, self.env_key))
         if self.evidence.rates is None and self.plan.speed_of_light and self.evidence.baselines:
             self.measure_rates()
         reference = self.send(REFERENCE, "prepare", {"device": self.device, "problem_path": self.path(REFERENCE, "problem.py")})
@@ -226,7 +274,7 @@ class Processes:
             self.receive(proof, *start)
 
     @contextlib.contextmanager
-    def on_device(self):
+    def on_device(self) -> Iterator[None]:
         """The device to this verification alone, from its processes' first touch of it (CUDA's
         context) to their end: they are killed before another verification may start there."""
         self.lock = DeviceLock(self.limits.device_lock_path)
