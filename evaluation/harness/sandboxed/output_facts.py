@@ -19,7 +19,7 @@ _Tensor = torch.Tensor
 Span = tuple[int, int, int]
 
 
-def flatten(value: object) -> tuple[str, list[object]]:
+def flatten(value: object) -> tuple[str, list[Any]]:
     """The structure (as a string like "tuple[T,F]") and the leaves of a returned value, named as
     the reference process names the reference's and the call site the captured output's."""
     return frames.structure_of(value)

@@ -7,13 +7,15 @@ launches the same kernels as eager and matches it bit for bit).
 
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+_Result = TypeVar("_Result")
 
-def kernels_of(run: Callable[[], object], device: str) -> tuple[dict[str, list[dict[str, Any]]], object]:
+
+def kernels_of(run: Callable[[], _Result], device: str) -> tuple[dict[str, list[dict[str, Any]]], _Result]:
     """What `run()` launched, and what it returned: `kernels`, each kernel (CUDA) or aten operator
     (CPU) by name with its count, the call site's own copies and fills (Memcpy/Memset) left out; and
     `work`, each operator the profiler counts FLOPs of (products, convolutions, pointwise arithmetic) by
