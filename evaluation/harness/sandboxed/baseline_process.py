@@ -12,7 +12,7 @@ user code has run in the process that measures them.
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TypedDict
+from typing import Any
 
 import torch
 
@@ -24,18 +24,9 @@ _no_grad = torch.no_grad
 WARM_CALLS = 3
 
 
-class _Fds(TypedDict):
-    """The call site's file descriptors (timing.start)."""
-
-    timing_fd: int
-    capture_fd: int
-    input_fd: int
-    key_fd: int
-
-
 class BaselineProcess:
     def __init__(self, timing_fd: int, ready_fd: int, input_fd: int, key_fd: int):
-        self.fds: _Fds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd, "key_fd": key_fd}
+        self.fds: timing.CallSiteFds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd, "key_fd": key_fd}
         self.calls: dict[str, Callable[..., object]] = {}  # each baseline's callable, by name
         self.replays: dict[str, baselines.Replay | None] = {}  # its call captured in a CUDA graph, where it could be
         self.replay_slots: dict[str, tuple[torch.Tensor, ...]] = {}  # the input slots that graph reads

@@ -18,7 +18,7 @@ process, inside a window in which no other Python code runs: callsite.c says how
 import importlib
 import sys
 from collections.abc import Callable
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, TypedDict, cast
 
 import torch
 
@@ -71,6 +71,15 @@ class _CallSite(Protocol):
     ) -> dict[str, Any]: ...
 
     def recheck(self) -> list[int]: ...
+
+
+class CallSiteFds(TypedDict):
+    """The call site's file descriptors, as `start` takes them."""
+
+    timing_fd: int
+    capture_fd: int
+    input_fd: int
+    key_fd: int
 
 
 def _load_site() -> _CallSite:
