@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 # What one entry costs at least, whatever its size: an inode and a block. A cache of 40,000 empty
@@ -42,7 +43,7 @@ def _lock_path(folder: Path) -> Path:
 
 
 @contextlib.contextmanager
-def in_use(*folders: Path):
+def in_use(*folders: Path) -> Iterator[None]:
     """The folders marked used now (their time of use is what eviction orders by) and held so that no
     eviction removes them while this verification runs."""
     handles = []

@@ -76,6 +76,7 @@ class Group:
         return False
 
     def _frozen_v2(self) -> bool:
+        assert self.freezer is not None  # called by `freeze`, which has one
         events = dict(line.split() for line in (self.freezer / "cgroup.events").read_text().splitlines())
         return events.get("frozen") == "1"
 
@@ -213,10 +214,10 @@ def _create_v1(name: str, memory_bytes: int, processes: int) -> Group | None:
     found = {}
     for controller, probe in (("freezer", "freezer.state"), ("cpuacct", "cpuacct.usage")):
         own = _own(controller)
-        hierarchy = next((ROOT / name for name in (controller, "cpu,cpuacct", "cpuacct,cpu") if (ROOT / name).is_dir()), None)
-        if own is None or hierarchy is None:
+        mounted = next((ROOT / name for name in (controller, "cpu,cpuacct", "cpuacct,cpu") if (ROOT / name).is_dir()), None)
+        if own is None or mounted is None:
             continue
-        folder = hierarchy / own.lstrip("/") / name
+        folder = mounted / own.lstrip("/") / name
         try:
             folder.mkdir()
         except OSError:

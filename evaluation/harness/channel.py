@@ -10,6 +10,8 @@ import json
 import os
 import select
 import time
+from collections.abc import Callable
+from typing import Any
 
 # A reply larger than this is not a harness message (outputs travel on links of their own, not this channel).
 MAX_MESSAGE_BYTES = 8 * 2**20
@@ -35,14 +37,14 @@ class Channel:
         self._buffer = b""
         self._polled_at = time.monotonic()
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict[str, Any]) -> None:
         data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
         view = memoryview(data)
         while view:
             written = os.write(self._write_fd, view)
             view = view[written:]
 
-    def receive(self, timeout: float | None = None, *, poll=None) -> dict:
+    def receive(self, timeout: float | None = None, *, poll: Callable[[], object] | None = None) -> dict[str, Any]:
         """The next message; `poll()` (the watchdog) is called about every 50 ms of waiting, counted
         across messages, and not after every quick reply: reading a process tree's memory from
         /proc costs a millisecond, and a timing loop receives hundreds of replies a second."""

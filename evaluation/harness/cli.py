@@ -24,6 +24,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from evaluation.harness import release, release_report
 from evaluation.harness.pipeline import build, inspect_problem, probe, verify
@@ -37,7 +38,7 @@ def _read(parser: argparse.ArgumentParser, path: str) -> str:
         parser.error(f"cannot read {path}: {exc.strerror}")
 
 
-def _json_arg(parser: argparse.ArgumentParser, text: str | None, what: str) -> dict | None:
+def _json_arg(parser: argparse.ArgumentParser, text: str | None, what: str) -> dict[str, Any] | None:
     if not text:
         return None
     try:
@@ -105,7 +106,7 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
-def release_main(args) -> int:
+def release_main(args: argparse.Namespace) -> int:
     try:
         if args.release_command == "report":
             print(release_report.report(args.file))

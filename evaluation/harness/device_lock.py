@@ -9,6 +9,7 @@ harness 11). Now only what touches no device overlaps: starting the sandboxes an
 
 import fcntl
 import time
+from typing import Self, TextIO
 
 
 class DeviceLock:
@@ -19,9 +20,9 @@ class DeviceLock:
     def __init__(self, path: str | None):
         self.path = path
         self.waited_s = 0.0
-        self._file = None
+        self._file: TextIO | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         if self.path:
             began = time.monotonic()
             self._file = open(self.path, "a")
@@ -29,7 +30,7 @@ class DeviceLock:
             self.waited_s += time.monotonic() - began
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         if self._file is not None:
             fcntl.flock(self._file, fcntl.LOCK_UN)
             self._file.close()

@@ -6,6 +6,7 @@ permission). NVML is read here, in the parent, never in a process that ran user 
 """
 
 import os
+from typing import Any
 
 try:
     import pynvml
@@ -17,9 +18,9 @@ STEADY_CLOCK_FRACTION = 0.01
 
 
 class Gpu:
-    def __init__(self):
-        self.handle = None
-        self.why = None
+    def __init__(self) -> None:
+        self.handle: object | None = None  # NVML's handle of the device (opaque)
+        self.why: str | None = None
         self.locked = False
         if pynvml is None:
             self.why = "NVML is not installed (pip install nvidia-ml-py)"
@@ -30,13 +31,13 @@ class Gpu:
         except Exception as exc:  # noqa: BLE001  (no driver, no device: the verdict says so)
             self.why = f"NVML could not open the device: {exc}"
 
-    def read(self) -> dict:
+    def read(self) -> dict[str, Any]:
         """SM and memory clocks (MHz), temperature (C), power draw (W), performance state and the
         reasons the clocks are held down, as NVML reports them now."""
         if self.handle is None:
             return {"unavailable": self.why}
         h, nvml = self.handle, pynvml
-        state = {}
+        state: dict[str, Any] = {}
         for key, read in (
             ("sm_clock_mhz", lambda: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_SM)),
             ("memory_clock_mhz", lambda: nvml.nvmlDeviceGetClockInfo(h, nvml.NVML_CLOCK_MEM)),
@@ -47,7 +48,7 @@ class Gpu:
             (
                 "throttle_reasons",
                 lambda: _reasons(
-                    getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None)(h)
+                    nvml.nvmlDeviceGetCurrentClocksEventReasons(h)
                     if hasattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons")
                     else nvml.nvmlDeviceGetCurrentClocksThrottleReasons(h)
                 ),
@@ -81,9 +82,10 @@ class Gpu:
             self.locked = False
 
 
-def steady(before: dict, after: dict) -> bool:
+def steady(before: dict[str, Any], after: dict[str, Any]) -> bool:
     """Whether two readings show a settled SM clock (always, where there is nothing to read)."""
-    a, b = before.get("sm_clock_mhz"), after.get("sm_clock_mhz")
+    a: float | None = before.get("sm_clock_mhz")
+    b: float | None = after.get("sm_clock_mhz")
     if not a or not b:
         return True
     return abs(a - b) <= STEADY_CLOCK_FRACTION * max(a, b)

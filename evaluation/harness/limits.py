@@ -6,6 +6,7 @@ either an instance or a dict of the fields to change, so the worker can pass set
 
 import os
 from dataclasses import dataclass, fields, replace
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class Limits:
     # Lock the GPU's SM clock at this many MHz while timing, where the driver allows it (gpu_state.py).
     lock_clocks_mhz: int | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         # Absolute from the start: the sandboxes bind these paths and run in folders of their own, where
         # a relative one would name another file (a batch given `state/builds` wrote its caches nowhere
         # the next run looked).
@@ -156,7 +157,7 @@ class Plan:
     # control, `pipeline.probe`, is the device's).
     control_share: float = 0.25
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.steady_min_rounds > self.steady_max_rounds:
             raise ValueError(
                 f"steady_min_rounds ({self.steady_min_rounds}) is over steady_max_rounds ({self.steady_max_rounds}): "
@@ -164,7 +165,11 @@ class Plan:
             )
 
 
-def coerce(kind, value):
+# The settings `coerce` builds.
+_Fields = TypeVar("_Fields", Limits, Plan)
+
+
+def coerce(kind: type[_Fields], value: _Fields | dict[str, Any] | None) -> _Fields:
     """An instance of `kind` from None (defaults), an instance, or a dict of fields to change."""
     if value is None:
         return kind()

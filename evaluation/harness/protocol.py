@@ -14,8 +14,10 @@ import select
 import socket
 import struct
 import time
+from collections.abc import Callable
+from typing import Any
 
-from evaluation.harness.evidence import BASELINE, CANDIDATE, REFERENCE
+from evaluation.harness.evidence import BASELINE, CANDIDATE, REFERENCE, CallTiming
 from evaluation.harness.sandbox import ProcessFault
 
 # What a reply must hold to be a reply at all; anything else came from somewhere else.
@@ -34,13 +36,17 @@ REQUIRED = {
 REQUIRED_AFTER_CALL = ("output", "changed_after_capture")
 
 
-def _list_of(kind):
+# A field's check: whether a value a process sent is of the field's shape.
+FieldCheck = Callable[[Any], bool]
+
+
+def _list_of(kind: type) -> FieldCheck:
     return lambda value: isinstance(value, list) and all(isinstance(item, kind) for item in value)
 
 
 # The shape of what the candidate's process reports: a reply with anything else in these fields came
 # from the candidate's own code (it can rewrite the harness's Python beside it), not the harness's.
-CANDIDATE_FACTS = {
+CANDIDATE_FACTS: dict[str, FieldCheck] = {
     "patched": _list_of(str),
     "new_threads": _list_of(str),
     "new_processes": _list_of(int),
@@ -66,14 +72,14 @@ CANDIDATE_FACTS = {
 }
 
 
-def _count(value) -> bool:
+def _count(value: object) -> bool:
     return type(value) is int and value >= 0
 
 
 # The problem's code runs in the reference process and can rewrite its replies too: the figures the
 # parent computes with must at least be of their kind (a pasted problem is judged by itself, but must
 # not stop the harness from giving a verdict).
-REFERENCE_FACTS = {
+REFERENCE_FACTS: dict[str, FieldCheck] = {
     "output_bytes": _count,
     "input_bytes": _count,
     "bytes": _count,
@@ -135,7 +141,7 @@ def _rotl(x: int, b: int) -> int:
 def siphash(key: bytes, data: bytes) -> int:
     """SipHash-2-4 (Aumasson and Bernstein) of `data`: the records' tag, as callsite.c computes it."""
     k0, k1 = struct.unpack("<QQ", key)
-    v = [0x736F6D6570736575 ^ k0, 0x646F72616E646F6D ^ k1, 0x6C7967656E657261 ^ k0, 0x7465646279746573 ^ k1]
+    v: list[int] = [0x736F6D6570736575 ^ k0, 0x646F72616E646F6D ^ k1, 0x6C7967656E657261 ^ k0, 0x7465646279746573 ^ k1]
 
     def rounds(n: int) -> None:
         for _ in range(n):
@@ -175,10 +181,10 @@ class TimingPipe:
         self.calls = 0
         self.buffer = b""
 
-    def read_many(self, count: int, timeout: float) -> list[dict]:
+    def read_many(self, count: int, timeout: float) -> list[CallTiming]:
         return [self.read(timeout, last=i == count - 1) for i in range(count)]
 
-    def read(self, timeout: float, *, last: bool = True) -> dict:
+    def read(self, timeout: float, *, last: bool = True) -> CallTiming:
         self.calls += 1
         record = self._next(timeout)
         if record["sequence"] != self.calls or record["burst"] or record["burst_end"]:
@@ -187,9 +193,9 @@ class TimingPipe:
             self._nothing_more()
         return record
 
-    def read_burst(self, count: int, timeout: float) -> tuple[list[dict], dict]:
+    def read_burst(self, count: int, timeout: float) -> tuple[list[CallTiming], CallTiming]:
         """A burst's records: one per call made (`count` unless a call raised), then the burst's own."""
-        records = []
+        records: list[CallTiming] = []
         while True:
             record = self._next(timeout)
             if record["burst_end"]:
@@ -209,7 +215,7 @@ class TimingPipe:
         if self.buffer or select.select([self.fd], [], [], 0)[0]:
             raise ProcessFault("protocol", "the call site's timing pipe carried more records than calls were made")
 
-    def _next(self, timeout: float) -> dict:
+    def _next(self, timeout: float) -> CallTiming:
         deadline = time.monotonic() + timeout
         while len(self.buffer) < TIMING.size:
             left = deadline - time.monotonic()

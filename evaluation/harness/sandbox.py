@@ -32,6 +32,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from evaluation.harness import build_caches
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
@@ -85,7 +86,7 @@ class ProcessFault(Exception):
 # -- the child's half ------------------------------------------------------------------------------
 
 
-def confine_self(settings: dict) -> None:
+def confine_self(settings: dict[str, Any]) -> None:
     """Run first in every child, before torch or any user code: the sandbox's own user where it was
     set up as root (`sandbox_userns`), limits it cannot raise (it has no capabilities) and no readable
     memory."""
@@ -317,18 +318,18 @@ class SandboxedProcess:
                 f"{self.memory_bytes / 2**30:.1f} GiB limit, and it was killed",
             )
 
-    def request(self, message: dict, timeout: float) -> dict:
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request and return the one reply, or raise ProcessFault."""
         self.send(message)
         return self.receive(timeout)
 
-    def send(self, message: dict) -> None:
+    def send(self, message: dict[str, Any]) -> None:
         try:
             self.channel.send(message)
         except (BrokenPipeError, OSError):
             raise self._ended("before it took a request") from None
 
-    def receive(self, timeout: float) -> dict:
+    def receive(self, timeout: float) -> dict[str, Any]:
         try:
             return self.channel.receive(timeout, poll=self._watch)
         except ChannelTimeout:
@@ -397,7 +398,7 @@ class SandboxedProcess:
             return ""
         return data[-limit:].decode(errors="replace")
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, Any]:
         confined = self.confinement.confined
         return {
             "confined": confined,

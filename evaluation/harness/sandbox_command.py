@@ -11,6 +11,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from evaluation.harness import cgroups, sandbox_host
 from evaluation.harness.sandbox_host import HARNESS_PACKAGE, HARNESS_ROOT, SANDBOX_UID, python_paths, sandbox_userns
@@ -123,7 +124,7 @@ class View:
     # without them, so no candidate code it runs can reach a GPU another verification is timing on.
     device_nodes: bool = True
 
-    def path(self, source) -> str:
+    def path(self, source: str | Path) -> str:
         """Where a host path bound into this view appears to the process (unconfined: where it is)."""
         source = str(source)
         if confinement().confined:
@@ -243,7 +244,7 @@ class Launch:
     env: dict[str, str]
     cwd: str
     network: str
-    limits: dict
+    limits: dict[str, int]  # the process's rlimits: file_size_bytes, open_files, processes
     address_space_limited: bool
     fallback_home: Path | None
     # The control group it starts in (memory, counting tmpfs and memfd pages, and a cap on processes),
@@ -288,7 +289,9 @@ def launch(
         view.readable = [(str(HARNESS_PACKAGE), INSIDE + "/evaluation/harness"), *view.readable]
         if callsite_dir:
             view.readable.append((str(callsite_dir), INSIDE_LIB))
-        prefix = bwrap_command(view, tool=shutil.which("bwrap"), userns=userns)
+        tool = shutil.which("bwrap")
+        assert tool is not None  # confined: the probe found it (`confinement`)
+        prefix = bwrap_command(view, tool=tool, userns=userns)
         home = HOME
         network = "none: a new network namespace with only a loopback device"
     else:
@@ -297,7 +300,7 @@ def launch(
         fallback_home = Path(tempfile.mkdtemp(prefix="kernel-court-unconfined-"))
         (fallback_home / "tmp").mkdir()
         home = str(fallback_home)
-    settings = {
+    settings: dict[str, Any] = {
         "path": path,
         "fds": fds,
         "file_size_bytes": file_size_bytes,

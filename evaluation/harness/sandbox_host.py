@@ -30,7 +30,7 @@ def python_paths() -> list[str]:
     if isinstance(user_site, str):
         candidates.add(user_site)
     candidates |= {p for p in sys.path if p and ("site-packages" in p or "dist-packages" in p)}
-    found = []
+    found: list[str] = []
     for path in sorted(candidates):
         real = os.path.realpath(path)
         if not os.path.isdir(real) or real == "/usr" or real.startswith("/usr/"):
@@ -127,7 +127,7 @@ def cuda_binds() -> tuple[list[str], list[str]]:
 
 
 # The user namespace root's sandboxes are set up in (`sandbox_userns`), made once per process.
-_userns: dict = {}
+_userns: dict[str, int | None] = {}
 _userns_lock = threading.Lock()
 
 # Run in a process of its own: it enters a new user namespace, waits for the parent to write its
@@ -169,6 +169,7 @@ def _make_userns() -> int | None:
         holder = subprocess.Popen(
             [sys.executable, "-I", "-c", _USERNS_HOLDER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
+        assert holder.stdin is not None and holder.stdout is not None  # both piped
         if holder.stdout.readline().strip() != "entered":
             return None
         for name in ("uid_map", "gid_map"):

@@ -4,8 +4,10 @@ read once, outputs written once) over its measured bandwidth, whichever is large
 faster than that floor did not do the work (or found algebra the reference did not use); it is
 flagged, not rejected."""
 
+from typing import Any
 
-def floor_ms(flops: int, nbytes: int, rates: dict | None) -> dict | None:
+
+def floor_ms(flops: int, nbytes: int, rates: dict[str, Any] | None) -> dict[str, Any] | None:
     if not rates or not rates.get("bandwidth_gb_s") or not rates.get("matrix_tflop_s"):
         return None
     compute_ms = flops / (rates["matrix_tflop_s"] * 1e12) * 1e3
@@ -21,5 +23,5 @@ def floor_ms(flops: int, nbytes: int, rates: dict | None) -> dict | None:
     }
 
 
-def beyond(candidate_ms: float | None, floor: dict | None) -> bool:
+def beyond(candidate_ms: float | None, floor: dict[str, Any] | None) -> bool:
     return bool(floor and candidate_ms is not None and floor["floor_ms"] > 0 and candidate_ms < floor["floor_ms"])

@@ -9,6 +9,8 @@ clocks, network, environment and files. Run-time checks decide the status; a fac
 
 import ast
 import re
+from collections.abc import Iterator
+from typing import Any
 
 # fact -> dotted names (after resolving imports and aliases); a name matches a pattern when it
 # equals it or lies under it ("torch.cuda.Stream" lies under "torch.cuda").
@@ -142,7 +144,7 @@ def _matches(name: str, pattern: str) -> bool:
     return name == pattern or name.startswith(pattern + ".")
 
 
-def _used_names(tree: ast.Module, aliases: dict[str, str]):
+def _used_names(tree: ast.Module, aliases: dict[str, str]) -> Iterator[tuple[str, int]]:
     """(resolved dotted name, line) for every import, name and attribute chain in the tree."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -190,7 +192,7 @@ def _launch_arguments(text: str) -> list[str]:
     return [*parts, current.strip()]
 
 
-def stream_safety(tree: ast.Module) -> dict | None:
+def stream_safety(tree: ast.Module) -> dict[str, int | str] | None:
     """Which stream the source's raw CUDA launches (`kernel<<<...>>>` in its CUDA strings) go to: the
     legacy default stream (no stream argument, or 0), where a PyTorch user's own work also runs by
     default, or a stream it names (the current one, at::cuda::getCurrentCUDAStream(), is what torch's
@@ -226,7 +228,7 @@ def stream_safety(tree: ast.Module) -> dict | None:
     return {"legacy_default_stream": legacy, "named_stream": named, "summary": summary}
 
 
-def analyze(source: str) -> dict:
+def analyze(source: str) -> dict[str, Any]:
     # Text, not the syntax tree: a comment or string naming it keeps the candidate on the full path,
     # where loading decides. Without the name anywhere it cannot define ModelNew, and the harness
     # stops before computing any reference (CUDA-L1's release has 17 such entries, the string "None").
@@ -309,7 +311,7 @@ def _class_body(tree: ast.Module, name: str) -> str | None:
     return None
 
 
-def optimization_kind(candidate_source: str, problem_source: str | None = None, facts: dict | None = None) -> str:
+def optimization_kind(candidate_source: str, problem_source: str | None = None, facts: dict[str, Any] | None = None) -> str:
     """What kind of optimization a candidate is (a key of KINDS), from its syntax tree: custom
     kernels first, then how PyTorch calls are replayed or compiled; without any, whether its ModelNew
     is the problem's own Model (with flags set around it, or not) or a rewrite. `facts`: analyze()'s,

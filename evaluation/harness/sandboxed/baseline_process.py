@@ -11,6 +11,8 @@ user code has run in the process that measures them.
 
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -24,12 +26,12 @@ WARM_CALLS = 3
 
 class BaselineProcess:
     def __init__(self, timing_fd: int, ready_fd: int, input_fd: int, key_fd: int):
-        self.fds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd, "key_fd": key_fd}
-        self.calls: dict = {}
-        self.replays: dict = {}
-        self.replay_slots: dict = {}
+        self.fds: timing.CallSiteFds = {"timing_fd": timing_fd, "capture_fd": ready_fd, "input_fd": input_fd, "key_fd": key_fd}
+        self.calls: dict[str, Callable[..., object]] = {}  # each baseline's callable, by name
+        self.replays: dict[str, baselines.Replay | None] = {}  # its call captured in a CUDA graph, where it could be
+        self.replay_slots: dict[str, tuple[torch.Tensor, ...]] = {}  # the input slots that graph reads
 
-    def describe(self, request: dict) -> dict:
+    def describe(self, request: dict[str, Any]) -> dict[str, Any]:
         self.device = request["device"]
         if self.device == "cuda":
             torch.cuda.init()
@@ -42,18 +44,19 @@ class BaselineProcess:
             "timer_method": timing.method(self.device, self.flush_bytes),
         }
 
-    def rates(self, request: dict) -> dict:
+    def rates(self, request: dict[str, Any]) -> dict[str, Any]:
         """The device's copy bandwidth and matrix rate, before any user code has loaded here."""
         return {"ok": True, "rates": device_rates.measure(self.device)}
 
-    def prepare(self, request: dict) -> dict:
+    def prepare(self, request: dict[str, Any]) -> dict[str, Any]:
         if self.device == "cuda":
             torch.cuda.set_per_process_memory_fraction(request["gpu_memory_fraction"])
         self.problem, _ = loading.load_problem(request["problem_path"], None)
         seed = request["setup_seed"]
         self.model = loading.build_model(self.problem.Model, loading.init_inputs(self.problem), seed, self.device)
         example = inputs.generate(self.problem, seed + 1, self.device, None)
-        statuses, build_s = {}, {}
+        statuses: dict[str, str] = {}
+        build_s: dict[str, float] = {}
         for name in request["baselines"]:
             reason = baselines.unavailable_reason(name, self.device)
             began = time.monotonic()
@@ -80,12 +83,12 @@ class BaselineProcess:
             warm = WARM_CALLS
         return {"ok": True, "baselines": statuses, "warm_calls": warm, "build_s": build_s}
 
-    def call(self, request: dict) -> dict:
+    def call(self, request: dict[str, Any]) -> dict[str, Any]:
         """One timed call of a baseline, its inputs arriving from the reference process inside the call
         site's window exactly as the candidate's do, so both sides' calls start from the same state."""
         args, slots = values.input_slots(request["inputs"], self.device)
         loading.seed_everything(request["seed"] + 1)
-        reply = {"ok": True}
+        reply: dict[str, Any] = {"ok": True}
         with _no_grad():
             fn = self.calls[request["who"]]
             if request.get("profile"):
@@ -97,11 +100,14 @@ class BaselineProcess:
             raise done["error"]
         return reply
 
-    def burst(self, request: dict) -> dict:
+    def burst(self, request: dict[str, Any]) -> dict[str, Any]:
         """A baseline's calls back to back, exactly as the candidate's burst is made (callsite.c, burst);
         `graph`: replays of its captured call (see `graph`)."""
+        fn: Callable[..., object] | None
+        args: list[Any]
         if request.get("graph"):
             fn, (args, slots) = self.replays[request["who"]], ([], self.replay_slots[request["who"]])
+            assert fn is not None  # the parent asks for replays only of calls it was told were captured
         else:
             fn, (args, slots) = self.calls[request["who"]], values.input_slots(request["inputs"], self.device)
         loading.seed_everything(request["seed"] + 1)
@@ -111,7 +117,7 @@ class BaselineProcess:
             raise done["error"]
         return {"ok": True, "count": done["count"]}
 
-    def graph(self, request: dict) -> dict:
+    def graph(self, request: dict[str, Any]) -> dict[str, Any]:
         """A baseline's call captured in a CUDA graph on its input slots (its device time), once one
         call through the call site has filled them, as the candidate's is (candidate_process.graph)."""
         who = request["who"]
@@ -129,7 +135,7 @@ class BaselineProcess:
         self.replay_slots[who] = slots
         return {"ok": True, "graph": state}
 
-    def finish(self, request: dict) -> dict:
+    def finish(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}
 
 

@@ -3,6 +3,9 @@ candidate loads: eager, torch.compile (default and reduce-overhead), and the eag
 captured in a CUDA graph whose timed call includes copying the inputs into the graph's buffers.
 """
 
+from collections.abc import Callable
+from typing import Any, cast
+
 import torch
 
 from evaluation.harness.sandboxed import frames
@@ -14,7 +17,7 @@ class Replay:
     side stream (as torch asks); calling it replays the graph on what the inputs hold then, and
     returns the output tensors the graph writes."""
 
-    def __init__(self, model, inputs: list):
+    def __init__(self, model: Callable[..., object], inputs: list[Any]) -> None:
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
@@ -25,7 +28,7 @@ class Replay:
         with torch.cuda.graph(self._graph):
             self._output = model(*inputs)
 
-    def __call__(self):
+    def __call__(self) -> object:
         self._graph.replay()
         return self._output
 
@@ -35,7 +38,9 @@ class Replay:
 REPLAY_AGREES = 1e-3
 
 
-def try_replay(model, inputs: list, expected: list | None = None) -> tuple[Replay | None, str]:
+def try_replay(
+    model: Callable[..., object], inputs: list[Any], expected: list[torch.Tensor] | None = None
+) -> tuple[Replay | None, str]:
     """`model` captured on `inputs` (Replay), or None and why capture failed: "captured" otherwise.
     `expected`: the tensors the call itself returned on these inputs. A graph that does not give them
     back was not the call: a launch outside the capture (a raw kernel on the legacy default stream,
@@ -59,7 +64,7 @@ def try_replay(model, inputs: list, expected: list | None = None) -> tuple[Repla
         return None, f"{type(exc).__name__}: {str(exc)[:300]}"
 
 
-def _same(leaves: list, expected: list) -> bool:
+def _same(leaves: list[torch.Tensor], expected: list[torch.Tensor]) -> bool:
     if len(leaves) != len(expected):
         return False
     for got, want in zip(leaves, expected, strict=True):
@@ -78,11 +83,11 @@ def _same(leaves: list, expected: list) -> bool:
 class CudaGraphCall:
     """The reference replayed from a CUDA graph; inputs are copied into static buffers each call."""
 
-    def __init__(self, model, example_inputs: list):
+    def __init__(self, model: Callable[..., object], example_inputs: list[Any]) -> None:
         self._static = [x.clone() if isinstance(x, torch.Tensor) else x for x in example_inputs]
         self.replay = Replay(model, self._static)
 
-    def __call__(self, *inputs):
+    def __call__(self, *inputs: object) -> object:
         for static, value in zip(self._static, inputs):
             if isinstance(static, torch.Tensor):
                 static.copy_(value)
@@ -97,13 +102,13 @@ def unavailable_reason(name: str, device: str) -> str | None:
     return None
 
 
-def build(name: str, model, example_inputs: list, device: str):
+def build(name: str, model: Callable[..., object], example_inputs: list[Any], device: str) -> Callable[..., object]:
     if name == "eager":
         return model
     if name == "compile":
-        return torch.compile(model)
+        return cast(Callable[..., object], torch.compile(model))
     if name == "compile-ro":
-        return torch.compile(model, mode="reduce-overhead")
+        return cast(Callable[..., object], torch.compile(model, mode="reduce-overhead"))
     if name == "cudagraph":
         return CudaGraphCall(model, example_inputs)
     raise ValueError(f"unknown baseline {name!r}")

@@ -15,8 +15,11 @@ None must be equal.
 """
 
 import math
+from typing import Any, cast
 
 import torch
+
+from evaluation.harness.sandboxed.frames import Captured
 
 
 def _finite_max(t: torch.Tensor) -> float:
@@ -42,15 +45,15 @@ def _unravel(flat: int, shape: list[int]) -> list[int]:
     """A flat index's place in `shape` (torch.unravel_index imports sympy: seconds in a fresh process)."""
     if not shape or 0 in shape:
         return []
-    index = []
+    index: list[int] = []
     for size in reversed(shape):
         flat, rest = divmod(flat, size)
         index.append(rest)
     return index[::-1]
 
 
-def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
-    result = {
+def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict[str, Any]:
+    result: dict[str, Any] = {
         "shape": list(candidate.shape),
         "expected_shape": list(reference.shape),
         "dtype": str(candidate.dtype).removeprefix("torch."),
@@ -101,11 +104,11 @@ def compare_leaf(candidate: torch.Tensor, reference: torch.Tensor) -> dict:
     return result
 
 
-def compare_number(candidate, reference) -> dict:
+def compare_number(candidate: object, reference: object) -> dict[str, Any]:
     """A Python number (or None) against the reference's: floats by relative error, the rest exactly."""
-    result = {"type": type(reference).__name__}
+    result: dict[str, Any] = {"type": type(reference).__name__}
     if type(reference) is float and type(candidate) in (float, int) and type(candidate) is not bool:
-        c, r = float(candidate), reference
+        c, r = float(cast("float | int", candidate)), reference  # its type is checked above
         if math.isnan(r) or math.isinf(r):
             same = (math.isnan(c) and math.isnan(r)) or c == r
             result.update(nonfinite_mismatch=int(not same), max_abs_error=0.0, max_rel_error=0.0)
@@ -131,7 +134,7 @@ def compare_number(candidate, reference) -> dict:
     return result
 
 
-def compare_values(candidate, reference) -> dict:
+def compare_values(candidate: object, reference: object) -> dict[str, Any]:
     if isinstance(reference, torch.Tensor):
         if not isinstance(candidate, torch.Tensor):
             return {"not_a_tensor": True, "max_rel_error": math.inf, "max_abs_error": math.inf}
@@ -141,9 +144,9 @@ def compare_values(candidate, reference) -> dict:
     return compare_number(candidate, reference)
 
 
-def summarize(leaves: list[dict]) -> dict:
+def summarize(leaves: list[dict[str, Any]]) -> dict[str, Any]:
     """The worst figures over all leaves."""
-    summary = {"leaves": leaves}
+    summary: dict[str, Any] = {"leaves": leaves}
     for key in ("max_abs_error", "max_rel_error", "rel_l2_error"):
         values = [leaf[key] for leaf in leaves if leaf.get(key) is not None]
         summary[key] = max(values) if values else None
@@ -155,7 +158,7 @@ def summarize(leaves: list[dict]) -> dict:
     return summary
 
 
-def compare_leaves(candidates: list, references: list) -> dict:
+def compare_leaves(candidates: list[Any], references: list[Any]) -> dict[str, Any]:
     """Two lists of leaves of the same structure (the reference against itself, in this process)."""
     if len(candidates) != len(references):
         return {
@@ -171,7 +174,7 @@ def compare_leaves(candidates: list, references: list) -> dict:
     return summarize([compare_values(c, r) for c, r in zip(candidates, references)])
 
 
-def compare_outputs(structure: str, captured: list, reference_structure: str, references: list) -> dict:
+def compare_outputs(structure: str, captured: list[Captured], reference_structure: str, references: list[Any]) -> dict[str, Any]:
     """The captured output (frames.Captured leaves) against the reference's, leaf by leaf."""
     if structure != reference_structure:
         summary = summarize([])
@@ -182,7 +185,7 @@ def compare_outputs(structure: str, captured: list, reference_structure: str, re
             uncaptured=[leaf.note for leaf in captured if leaf.kind == "uncaptured"],
         )
         return summary
-    leaves = []
+    leaves: list[dict[str, Any]] = []
     for got, expected in zip(captured, references):
         if got.kind in ("other", "uncaptured"):
             leaves.append({"uncaptured": got.note, "max_rel_error": math.inf, "max_abs_error": math.inf})

@@ -3,11 +3,12 @@ device-to-device copy, bytes read plus written) and matrix rate (a large bf16 pr
 the fastest dense format a candidate may use; fp32 on the CPU)."""
 
 import time
+from collections.abc import Callable
 
 import torch
 
 
-def _median_ms(fn, repeats: int, device: str) -> float:
+def _median_ms(fn: Callable[[], object], repeats: int, device: str) -> float:
     samples = []
     for _ in range(repeats):
         if device == "cuda":
@@ -21,7 +22,7 @@ def _median_ms(fn, repeats: int, device: str) -> float:
     return samples[len(samples) // 2]
 
 
-def measure(device: str) -> dict:
+def measure(device: str) -> dict[str, float | str]:
     if device == "cuda":
         copy_bytes, n, dtype, repeats = 2**30, 8192, torch.bfloat16, 10
     else:

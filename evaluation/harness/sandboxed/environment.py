@@ -3,6 +3,7 @@
 import platform
 import subprocess
 import sys
+from typing import Any
 
 import torch
 
@@ -28,7 +29,7 @@ def _triton_version() -> str:
         return ""
 
 
-def describe(device: str, *, driver: bool = True) -> dict:
+def describe(device: str, *, driver: bool = True) -> dict[str, Any]:
     """`driver`: ask nvidia-smi for the driver's version (a second of start-up): the verdict's environment is
     the baseline process's, so the other processes skip it."""
     env = {

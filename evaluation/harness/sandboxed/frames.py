@@ -20,6 +20,7 @@ The OUTPUTS payload is a tree of records, each a one-byte tag:
 import os
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -73,7 +74,7 @@ def read_frame(fd: int, max_length: int) -> tuple[int, int, bytes]:
     return kind, sequence, read_exactly(fd, length) if length else b""
 
 
-def write_frame(fd: int, kind: int, sequence: int, payload) -> None:
+def write_frame(fd: int, kind: int, sequence: int, payload: bytes | bytearray | memoryview) -> None:
     view = memoryview(HEADER.pack(MAGIC, kind, len(payload), sequence) + bytes(payload)) if len(payload) < 1 << 16 else None
     if view is None:
         _write_all(fd, memoryview(HEADER.pack(MAGIC, kind, len(payload), sequence)))
@@ -87,7 +88,7 @@ def _write_all(fd: int, view: memoryview) -> None:
         view = view[written:]
 
 
-def tensor_bytes(tensors: list) -> bytes:
+def tensor_bytes(tensors: list[torch.Tensor]) -> bytes:
     """The raw bytes of contiguous CPU copies of `tensors`, concatenated (an INPUTS payload)."""
     parts = []
     for tensor in tensors:
@@ -103,7 +104,7 @@ class Captured:
     kind: str  # tensor, float, int, bool, none, other, uncaptured
     value: object = None
     note: str = ""
-    strides: tuple = ()
+    strides: tuple[int, ...] = ()
     address: int = 0
     device: str = ""
 
@@ -120,7 +121,7 @@ class _Reader:
         self.at += n
         return part
 
-    def unpack(self, fmt: str):
+    def unpack(self, fmt: str) -> tuple[Any, ...]:
         size = struct.calcsize(fmt)
         return struct.unpack(fmt, self.take(size))
 
@@ -142,7 +143,7 @@ def parse_outputs(payload: bytes) -> tuple[str, list[Captured], str | None]:
     return structure, leaves, None
 
 
-def _parse(reader: _Reader, leaves: list, depth: int) -> str:
+def _parse(reader: _Reader, leaves: list[Captured], depth: int) -> str:
     if depth > 40:
         raise FrameError("an outputs frame nested too deeply")
     tag = bytes(reader.take(1))
@@ -208,20 +209,22 @@ def _parse(reader: _Reader, leaves: list, depth: int) -> str:
     raise FrameError(f"an unknown record {tag!r} in an outputs frame")
 
 
-def structure_of(value) -> tuple[str, list]:
+def structure_of(value: object) -> tuple[str, list[Any]]:
     """The same structure string and leaves for a value in this process (the reference's output)."""
-    leaves: list = []
+    # Tensors, or the plain values in their place: Any, as a `type(x) is torch.Tensor` test cannot narrow
+    # an object while mypy does not follow torch.
+    leaves: list[Any] = []
     return _structure(value, leaves), leaves
 
 
-def _structure(value, leaves: list) -> str:
+def _structure(value: object, leaves: list[object]) -> str:
     if type(value) is torch.Tensor:
         leaves.append(value)
         return "T"
     if isinstance(value, tuple) or type(value) is list:
         # Tuple subclasses (torch.return_types, named tuples) as tuples, read as the call site reads them.
         kind = "tuple" if isinstance(value, tuple) else "list"
-        items = tuple.__iter__(value) if kind == "tuple" else value
+        items = tuple.__iter__(value) if isinstance(value, tuple) else value
         return f"{kind}[{','.join([_structure(item, leaves) for item in items])}]"
     if type(value) is dict:
         return "dict{" + ",".join(f"{k!r}:{_structure(v, leaves)}" for k, v in value.items()) + "}"

@@ -6,6 +6,9 @@ contents never hits a correct answer). The reference process generates the same 
 same seed on the same device; the two sides' fingerprints must agree.
 """
 
+import types
+from typing import Any
+
 import torch
 
 from evaluation.harness.sandboxed.loading import problem_constants, seed_everything, to_device
@@ -15,7 +18,13 @@ _CHUNK = 1 << 24
 _GOLDEN = 0.6180339887498949
 
 
-def generate(source_module, seed: int, device: str, variant: dict | None, problem_module=None) -> list:
+def generate(
+    source_module: types.ModuleType,
+    seed: int,
+    device: str,
+    variant: dict[str, Any] | None,
+    problem_module: types.ModuleType | None = None,
+) -> list[Any]:
     """`source_module.get_inputs()` after `seed`, made on the device, with the problem's constants varied."""
     seed_everything(seed)
     with problem_constants(problem_module or source_module, variant), torch.device(device):
@@ -23,7 +32,7 @@ def generate(source_module, seed: int, device: str, variant: dict | None, proble
     return list(to_device(list(raw), device))
 
 
-def fingerprint(value) -> list:
+def fingerprint(value: object) -> list[object]:
     """Three float64 figures that change when any element changes or moves: sum, sum of squares,
     and a sum weighted by position (read back from the device once)."""
     if not isinstance(value, torch.Tensor):
@@ -39,11 +48,11 @@ def fingerprint(value) -> list:
     return [str(value.dtype), list(value.shape), *sums.tolist()]
 
 
-def fingerprints(values: list) -> list:
+def fingerprints(values: list[Any]) -> list[list[object]]:
     return [fingerprint(v) for v in values]
 
 
-def describe(values: list) -> list:
+def describe(values: list[Any]) -> list[dict[str, Any]]:
     """Shapes and dtypes of the inputs, as a reader sees them in the verdict."""
     return [
         {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}

@@ -24,7 +24,9 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -35,7 +37,7 @@ _ITIMERS = (("real", signal.ITIMER_REAL), ("virtual", signal.ITIMER_VIRTUAL), ("
 _audit_hook_attempts: list[str] = []
 
 
-def _refuse_audit_hooks(event: str, args) -> None:
+def _refuse_audit_hooks(event: str, args: tuple[object, ...]) -> None:
     # Audit hooks cannot be removed once added and run on events anywhere in the process: refused.
     if event == "sys.addaudithook":
         _audit_hook_attempts.append(event)
@@ -74,21 +76,25 @@ def _signal_handlers() -> str:
 
 
 def _cuda() -> bool:
-    return torch.cuda.is_available() and torch.cuda.is_initialized()
+    return bool(torch.cuda.is_available() and torch.cuda.is_initialized())
 
 
-def _hook_counts() -> dict:
+def _hook_counts() -> dict[str, int]:
     from torch.nn.modules import module as nn_module
 
     names = [n for n in dir(nn_module) if n.startswith("_global_") and n.endswith("hooks")]
     return {n: len(getattr(nn_module, n)) for n in sorted(names)}
 
 
-# name -> (read, write); write is None for what can only be observed.
-def _switches() -> dict:
+# A switch: (read, write); write is None for what can only be observed.
+_Switch = tuple[Callable[[], object], Callable[[Any], object] | None]
+
+
+# name -> its switch.
+def _switches() -> dict[str, _Switch]:
     cuda_backend = torch.backends.cuda
     cudnn = torch.backends.cudnn
-    switches = {
+    switches: dict[str, _Switch] = {
         "matmul.allow_tf32": (lambda: cuda_backend.matmul.allow_tf32, lambda v: setattr(cuda_backend.matmul, "allow_tf32", v)),
         "matmul.allow_fp16_reduced_precision_reduction": (
             lambda: cuda_backend.matmul.allow_fp16_reduced_precision_reduction,
@@ -144,11 +150,11 @@ def _switches() -> dict:
 
 @dataclass
 class GlobalState:
-    values: dict
+    values: dict[str, object]
 
     @classmethod
     def capture(cls) -> "GlobalState":
-        values = {}
+        values: dict[str, object] = {}
         for name, (read, _) in _switches().items():
             try:
                 values[name] = read()
@@ -159,7 +165,10 @@ class GlobalState:
     def apply(self) -> None:
         switches = _switches()
         for name, value in self.values.items():
-            read, write = switches.get(name, (None, None))
+            switch = switches.get(name)
+            if switch is None:
+                continue
+            read, write = switch
             if write is None or (isinstance(value, str) and value.startswith("unreadable")):
                 continue
             try:
@@ -168,7 +177,7 @@ class GlobalState:
             except Exception:  # noqa: BLE001  (a switch this build lacks)
                 pass
 
-    def changes_from(self, original: "GlobalState") -> dict:
+    def changes_from(self, original: "GlobalState") -> dict[str, dict[str, object]]:
         return {
             name: {"before": original.values.get(name), "after": value}
             for name, value in self.values.items()
@@ -202,13 +211,17 @@ _SYS_VOLATILE = {
 }
 
 
-def _watched_items(label: str, obj) -> tuple[object, list]:
+# A watched attribute: (name, value, and a function's code and defaults, or None and None).
+_Watched = tuple[str, Any, types.CodeType | None, tuple[Any, ...] | None]
+
+
+def _watched_items(label: str, obj: object) -> tuple[dict[str, Any], list[_Watched]]:
     """The live namespace of `obj` and (name, value, code, defaults) for each callable or type in it."""
     try:
         namespace = vars(obj)
     except TypeError:
         return {}, []
-    items = []
+    items: list[_Watched] = []
     for name, value in list(namespace.items()):
         # Plain data (flags, counters, caches) changes as torch runs; code and types do not.
         if not (callable(value) or isinstance(value, _CODE_LIKE)):
@@ -222,7 +235,7 @@ def _watched_items(label: str, obj) -> tuple[object, list]:
     return namespace, items
 
 
-def watched_namespaces(extra: list[tuple[str, object]] = ()) -> list[tuple[str, object]]:
+def watched_namespaces(extra: Sequence[tuple[str, object]] = ()) -> list[tuple[str, object]]:
     """What the harness, the baselines and the timers rely on."""
     import builtins
 
@@ -278,7 +291,9 @@ class NamespaceSnapshot:
     with each function's code and defaults."""
 
     def __init__(self, namespaces: list[tuple[str, object]]):
-        self._watched = [(label, *_watched_items(label, obj)) for label, obj in namespaces]
+        self._watched: list[tuple[str, dict[str, Any], list[_Watched]]] = [
+            (label, *_watched_items(label, obj)) for label, obj in namespaces
+        ]
 
     def __len__(self) -> int:
         return sum(len(items) for _, _, items in self._watched)
@@ -297,7 +312,7 @@ class NamespaceSnapshot:
         return changed
 
 
-def _first_use(_):
+def _first_use(_: object) -> None:
     return None
 
 
@@ -315,7 +330,7 @@ def quiet_library_threads() -> None:
     shows one where tqdm is installed), would count as the candidate's background thread. tqdm
     documents `monitor_interval = 0` as the switch; a candidate that turns it back on owns the thread."""
     try:
-        from tqdm import std
+        from tqdm import std  # type: ignore[import-untyped]  # tqdm ships no types (nor is types-tqdm installed)
     except ImportError:
         return
     std.tqdm.monitor_interval = 0
@@ -329,11 +344,12 @@ def thread_ids() -> set[int]:
 # which only a (timed) call can make: torch.compile's compile and autotuning pools leave such
 # workers behind. Told apart by the code it runs and the line it waits at, not by a name.
 _WORKER_CODE = concurrent.futures.thread._worker.__code__
-_WAITING_LINES = {i.positions.lineno for i in dis.get_instructions(_WORKER_CODE) if i.argval == "get"}
+# (An instruction's positions are never None in CPython 3.11+; the test only narrows the type.)
+_WAITING_LINES = {i.positions.lineno for i in dis.get_instructions(_WORKER_CODE) if i.argval == "get" and i.positions is not None}
 _SimpleQueue = queue.SimpleQueue
 
 
-def _idle_worker(frame) -> bool:
+def _idle_worker(frame: types.FrameType) -> bool:
     if frame.f_code is not _WORKER_CODE or frame.f_lineno not in _WAITING_LINES:
         return False
     work_queue = frame.f_locals.get("work_queue")
@@ -355,7 +371,7 @@ def child_pids() -> set[int]:
             return {int(p) for p in os.listdir("/proc") if p.isdigit()} - {1, 2}
         except OSError:
             pass
-    found = set()
+    found: set[int] = set()
     try:
         tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:

@@ -10,6 +10,8 @@ import copy
 import random
 import sys
 import types
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
 
 import torch
 
@@ -18,7 +20,7 @@ CANDIDATE_MODULE = "kernel_court_candidate"
 PROOF_MODULE = "kernel_court_proof"
 
 
-def load_module(name: str, source: str, filename: str, *, initial_globals: dict | None = None) -> types.ModuleType:
+def load_module(name: str, source: str, filename: str, *, initial_globals: dict[str, Any] | None = None) -> types.ModuleType:
     """`filename` is where the source lies: Triton's @jit and `inspect` read a function's source from it."""
     module = types.ModuleType(name)
     module.__file__ = filename
@@ -48,13 +50,17 @@ def load_problem(problem_path: str, proof_path: str | None) -> tuple[types.Modul
     return problem, proof
 
 
+# A value and the same value moved (`to_device`) or converted (`to_float64`): tensors, in lists and tuples too.
+_Value = TypeVar("_Value")
+
+
 # Taken at import, before any candidate code runs, like the timers.
 _cpu_generator = torch.default_generator
 _seed_generator = torch._C.Generator.manual_seed
-_cuda_generators: tuple = ()
+_cuda_generators: tuple[torch.Generator, ...] = ()
 
 
-def _generators() -> tuple:
+def _generators() -> tuple[torch.Generator, ...]:
     global _cuda_generators
     if not _cuda_generators and torch.cuda.is_available() and torch.cuda.is_initialized():
         _cuda_generators = tuple(torch.cuda.default_generators)
@@ -73,7 +79,7 @@ def seed_everything(seed: int) -> None:
 
 
 @contextlib.contextmanager
-def problem_constants(problem: types.ModuleType, variant: dict | None):
+def problem_constants(problem: types.ModuleType, variant: dict[str, Any] | None) -> Iterator[None]:
     """The problem's size constants replaced by `variant` for the duration, then restored."""
     if not variant:
         yield
@@ -86,20 +92,20 @@ def problem_constants(problem: types.ModuleType, variant: dict | None):
         problem.__dict__.update(saved)
 
 
-def init_inputs(problem: types.ModuleType, variant: dict | None = None) -> list:
+def init_inputs(problem: types.ModuleType, variant: dict[str, Any] | None = None) -> list[Any]:
     with problem_constants(problem, variant):
         return list(problem.get_init_inputs()) if hasattr(problem, "get_init_inputs") else []
 
 
-def to_device(value, device: str):
+def to_device(value: _Value, device: str) -> _Value:
     if isinstance(value, torch.Tensor):
-        return value.to(device)
+        return cast(_Value, value.to(device))
     if isinstance(value, (list, tuple)):
         return type(value)(to_device(v, device) for v in value)
     return value
 
 
-def build_model(cls, init_args: list, seed: int, device: str) -> torch.nn.Module:
+def build_model(cls: Callable[..., object], init_args: list[Any], seed: int, device: str) -> torch.nn.Module:
     """KernelBench's rule: both models are built right after the same seed, so equal layers get equal weights."""
     seed_everything(seed)
     model = cls(*to_device(init_args, device))
@@ -123,9 +129,9 @@ def float64_copy(model: torch.nn.Module) -> torch.nn.Module:
     return copied
 
 
-def to_float64(value):
+def to_float64(value: _Value) -> _Value:
     if isinstance(value, torch.Tensor) and value.is_floating_point():
-        return value.double()
+        return cast(_Value, value.double())
     if isinstance(value, (list, tuple)):
         return type(value)(to_float64(v) for v in value)
     return value

@@ -7,29 +7,34 @@ have the reference's dtype, shape and device. Only `type()` is used on an object
 known to be exactly a tensor, because any attribute of a subclass may run candidate code.
 """
 
+from collections.abc import Iterable
+from typing import Any
+
 import torch
 
 from evaluation.harness.sandboxed import frames
 
 _Tensor = torch.Tensor
+# A tensor's storage: (first address, end address, device index).
+Span = tuple[int, int, int]
 
 
-def flatten(value) -> tuple[str, list]:
+def flatten(value: object) -> tuple[str, list[Any]]:
     """The structure (as a string like "tuple[T,F]") and the leaves of a returned value, named as
     the reference process names the reference's and the call site the captured output's."""
     return frames.structure_of(value)
 
 
-def _storage_span(t: torch.Tensor) -> tuple[int, int, int]:
+def _storage_span(t: torch.Tensor) -> Span:
     storage = t.untyped_storage()
     return storage.data_ptr(), storage.data_ptr() + storage.nbytes(), t.device.index or 0
 
 
-def span_of(t: torch.Tensor) -> tuple[int, int, int]:
+def span_of(t: torch.Tensor) -> Span:
     return _storage_span(t)
 
 
-def _overlaps(a: tuple[int, int, int], b: tuple[int, int, int]) -> bool:
+def _overlaps(a: Span, b: Span) -> bool:
     return a[2] == b[2] and a[0] < b[1] and b[0] < a[1] and a[0] != a[1] and b[0] != b[1]
 
 
@@ -46,16 +51,17 @@ def elements_distinct(t: torch.Tensor) -> bool:
     return True
 
 
-def spans(values) -> list[tuple[int, int, int]]:
+def spans(values: Iterable[object]) -> list[Span]:
     return [_storage_span(v) for v in values if type(v) in (_Tensor, torch.nn.Parameter)]
 
 
-def readable_spans(values) -> tuple[list[tuple[int, int, int]], str | None]:
+def readable_spans(values: Iterable[object]) -> tuple[list[Span], str | None]:
     """The spans of earlier outputs, and why one could not be read. torch.compile's CUDA graphs
     (modes reduce-overhead and max-autotune) hand every call the same static output memory and mark
     the earlier output unreadable ("accessing tensor output of CUDAGraphs that has been overwritten
     by a subsequent run"): the reused-buffer case, which torch detects before we compare addresses."""
-    readable, unreadable = [], None
+    readable: list[Span] = []
+    unreadable: str | None = None
     for value in values:
         if type(value) is not _Tensor:
             continue
@@ -66,20 +72,21 @@ def readable_spans(values) -> tuple[list[tuple[int, int, int]], str | None]:
     return readable, unreadable
 
 
-def leaf_facts(value, *, input_spans, earlier_spans, model_spans) -> dict:
+def leaf_facts(value: object, *, input_spans: list[Span], earlier_spans: list[Span], model_spans: list[Span]) -> dict[str, Any]:
     kind = type(value)
-    facts = {"type": f"{kind.__module__}.{kind.__qualname__}", "plain_tensor": kind is _Tensor}
+    facts: dict[str, Any] = {"type": f"{kind.__module__}.{kind.__qualname__}", "plain_tensor": kind is _Tensor}
     if kind is not _Tensor:
         facts["is_tensor_subclass"] = issubclass(kind, _Tensor)
         return facts
-    span = _storage_span(value)
+    tensor: torch.Tensor = value  # exactly a tensor: its type is checked above
+    span = _storage_span(tensor)
     facts.update(
-        dtype=str(value.dtype).removeprefix("torch."),
-        shape=list(value.shape),
-        device=value.device.type,
-        strided=value.layout is torch.strided,
-        distinct_elements=elements_distinct(value),
-        requires_grad=value.requires_grad,
+        dtype=str(tensor.dtype).removeprefix("torch."),
+        shape=list(tensor.shape),
+        device=tensor.device.type,
+        strided=tensor.layout is torch.strided,
+        distinct_elements=elements_distinct(tensor),
+        requires_grad=tensor.requires_grad,
         aliases_input=any(_overlaps(span, s) for s in input_spans),
         aliases_earlier_output=any(_overlaps(span, s) for s in earlier_spans),
         aliases_model_state=any(_overlaps(span, s) for s in model_spans),
@@ -87,7 +94,9 @@ def leaf_facts(value, *, input_spans, earlier_spans, model_spans) -> dict:
     return facts
 
 
-def output_facts(value, *, inputs, earlier_outputs, model, held_spans=()) -> dict:
+def output_facts(
+    value: object, *, inputs: Iterable[object], earlier_outputs: Iterable[object], model: object, held_spans: Iterable[Span] = ()
+) -> dict[str, Any]:
     """`earlier_outputs`: the last call's outputs (kept alive); `held_spans`: the memory of every
     earlier output of the instance that something still holds."""
     structure, leaves = flatten(value)
@@ -95,8 +104,8 @@ def output_facts(value, *, inputs, earlier_outputs, model, held_spans=()) -> dic
     earlier_spans, earlier_unreadable = readable_spans(earlier_outputs)
     earlier_spans = [*earlier_spans, *held_spans]
     model_spans = spans(_tensors_reachable(model)) if isinstance(model, torch.nn.Module) else []
-    seen: list = []
-    leaf_list = []
+    seen: list[Span] = []
+    leaf_list: list[dict[str, Any]] = []
     for leaf in leaves:
         facts = leaf_facts(leaf, input_spans=input_spans, earlier_spans=earlier_spans, model_spans=model_spans)
         if facts["plain_tensor"]:
@@ -107,7 +116,7 @@ def output_facts(value, *, inputs, earlier_outputs, model, held_spans=()) -> dic
     return {"structure": structure, "leaves": leaf_list, "earlier_output_overwritten": earlier_unreadable}
 
 
-def poison(spec: list[dict], device: str) -> None:
+def poison(spec: list[dict[str, Any]], device: str) -> None:
     """Allocate and fill blocks the size of each expected output with NaN (or the largest
     integer), then free them: the allocator hands these blocks out next, so an output the
     candidate never writes holds poison, not a stale correct answer."""
@@ -127,7 +136,7 @@ def poison(spec: list[dict], device: str) -> None:
     del blocks
 
 
-def _tensors_reachable(root, limit: int = 10_000) -> list:
+def _tensors_reachable(root: object, limit: int = 10_000) -> list[torch.Tensor]:
     """Tensors a model holds: its parameters and buffers, and tensors in its attributes, in lists,
     tuples and dicts of them and in its submodules, found through the garbage collector's view of
     references (no attribute of the model's is read, so none of its code runs). Other objects are
@@ -135,7 +144,9 @@ def _tensors_reachable(root, limit: int = 10_000) -> list:
     every captured output before the next call."""
     import gc
 
-    seen, found, stack = set(), [], [root]
+    seen: set[int] = set()
+    found: list[torch.Tensor] = []
+    stack = [root]
     while stack and len(seen) < limit:
         item = stack.pop()
         if id(item) in seen:
@@ -149,7 +160,7 @@ def _tensors_reachable(root, limit: int = 10_000) -> list:
     return found
 
 
-def reachable_overlap(value, model) -> bool:
+def reachable_overlap(value: object, model: object) -> bool:
     """Whether any tensor of `value` shares memory with a tensor the model holds."""
     _, leaves = flatten(value)
     held = spans(t for t in _tensors_reachable(model) if type(t) in (_Tensor, torch.nn.Parameter))

@@ -6,12 +6,16 @@ launches the same kernels as eager and matches it bit for bit).
 """
 
 from collections import Counter
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+_Result = TypeVar("_Result")
 
-def kernels_of(run, device: str) -> tuple[dict, object]:
+
+def kernels_of(run: Callable[[], _Result], device: str) -> tuple[dict[str, list[dict[str, Any]]], _Result]:
     """What `run()` launched, and what it returned: `kernels`, each kernel (CUDA) or aten operator
     (CPU) by name with its count, the call site's own copies and fills (Memcpy/Memset) left out; and
     `work`, each operator the profiler counts FLOPs of (products, convolutions, pointwise arithmetic) by
@@ -22,8 +26,8 @@ def kernels_of(run, device: str) -> tuple[dict, object]:
         result = run()
         if device == "cuda":
             torch.cuda.synchronize()
-    counts: Counter = Counter()
-    work: Counter = Counter()
+    counts: Counter[str] = Counter()
+    work: Counter[tuple[str, str]] = Counter()
     for event in prof.events():
         if device == "cuda":
             if event.device_type == torch.autograd.DeviceType.CUDA and not event.name.startswith(("Memcpy", "Memset")):

@@ -9,6 +9,7 @@ feeds them to the candidate like any other call's inputs.
 import json
 import struct
 import sys
+from typing import Any
 
 import torch
 
@@ -21,16 +22,18 @@ class ProofProcess:
     def __init__(self, proof_fd: int):
         self.proof_fd = proof_fd
 
-    def prepare(self, request: dict) -> dict:
+    def prepare(self, request: dict[str, Any]) -> dict[str, Any]:
         self.device = request["device"]
         if self.device == "cuda":
             torch.cuda.init()
         self.problem, self.proof = loading.load_problem(request["problem_path"], request["proof_path"])
         return {"ok": True}
 
-    def inputs(self, request: dict) -> dict:
+    def inputs(self, request: dict[str, Any]) -> dict[str, Any]:
+        assert self.proof is not None  # the parent always sends the proof's path
         args = inputs.generate(self.proof, request["seed"], self.device, None, self.problem)
-        spec, tensors = [], []
+        spec: list[dict[str, Any]] = []
+        tensors: list[torch.Tensor] = []
         for value in args:
             if isinstance(value, torch.Tensor):
                 spec.append({"tensor": {"shape": list(value.shape), "dtype": str(value.dtype).removeprefix("torch.")}})
@@ -42,7 +45,7 @@ class ProofProcess:
         frames.write_frame(self.proof_fd, frames.INPUTS, 0, payload)
         return {"ok": True, "bytes": len(payload)}
 
-    def finish(self, request: dict) -> dict:
+    def finish(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}
 
 

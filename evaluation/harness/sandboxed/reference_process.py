@@ -28,6 +28,8 @@ import math
 import os
 import struct
 import threading
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -44,12 +46,12 @@ STATE_CHANGE = 1e-4
 PROOF_SPEC_BYTES = 2**20
 
 
-def _leaves(value) -> list:
+def _leaves(value: object) -> list[Any]:
     _, leaves = frames.structure_of(value)
     return leaves
 
 
-def _spec(leaves: list) -> list[dict]:
+def _spec(leaves: list[Any]) -> list[dict[str, Any]]:
     return [
         {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "device": t.device.type}
         if isinstance(t, torch.Tensor)
@@ -58,7 +60,7 @@ def _spec(leaves: list) -> list[dict]:
     ]
 
 
-def _bytes_of(values_) -> int:
+def _bytes_of(values_: list[Any]) -> int:
     return sum(v.numel() * v.element_size() for v in values_ if isinstance(v, torch.Tensor))
 
 
@@ -78,21 +80,23 @@ class Courier(threading.Thread):
         self.expects_outputs = outputs != "none"
         self.keeps_outputs = outputs == "keep"
         self.lock = threading.Condition()
-        self.pending: collections.deque = collections.deque()  # (key, payload) fed and not yet asked for
+        self.pending: collections.deque[tuple[int, bytes]] = collections.deque()  # (key, payload) fed and not yet asked for
         self.ends = False  # a burst: the READY after the last pending inputs is answered with END
-        self.awaiting: collections.deque = collections.deque()  # (key, sequence): inputs sent, outputs not yet back
-        self.outputs: dict = {}
+        self.awaiting: collections.deque[tuple[int, int]] = (
+            collections.deque()
+        )  # (key, sequence): inputs sent, outputs not yet back
+        self.outputs: dict[int, bytes] = {}  # a call's outputs frame, by key
         self.violation: str | None = None
         self.max_frame = 1 << 20
 
-    def feed(self, items: list, max_output_bytes: int, *, ends: bool) -> None:
+    def feed(self, items: list[tuple[int, bytes]], max_output_bytes: int, *, ends: bool) -> None:
         """(key, payload) per call, in order; `ends`: a burst, whose READY after the last is answered with END."""
         with self.lock:
             self.pending = collections.deque(items)
             self.ends = ends
             self.max_frame = max_output_bytes + (1 << 20)
 
-    def take(self, key, timeout: float = 60.0) -> bytes:
+    def take(self, key: int, timeout: float = 60.0) -> bytes:
         with self.lock:
             if not self.lock.wait_for(lambda: key in self.outputs or self.violation, timeout):
                 raise CaptureProtocolError("the call site sent no outputs for the call")
@@ -100,7 +104,7 @@ class Courier(threading.Thread):
                 raise CaptureProtocolError(self.violation)
             return self.outputs.pop(key)
 
-    def drop(self, key) -> None:
+    def drop(self, key: int) -> None:
         with self.lock:
             self.outputs.pop(key, None)
 
@@ -155,14 +159,14 @@ class ReferenceProcess:
         control_capture_fd: int = -1,
         control_input_fd: int = -1,
     ):
-        self.kept: dict[int, dict] = {}
+        self.kept: dict[int, dict[str, Any]] = {}
         self.courier = Courier(capture_fd, input_fd) if capture_fd >= 0 else None
         self.baseline_courier = Courier(baseline_ready_fd, baseline_input_fd, outputs="none") if baseline_ready_fd >= 0 else None
         self.control_courier = Courier(control_capture_fd, control_input_fd, outputs="drop") if control_capture_fd >= 0 else None
         self.proof_fd = proof_fd
-        self.proof_inputs = None
+        self.proof_inputs: list[Any] | None = None
 
-    def prepare(self, request: dict) -> dict:
+    def prepare(self, request: dict[str, Any]) -> dict[str, Any]:
         self.device = request["device"]
         if self.device == "cuda":
             torch.cuda.init()
@@ -172,7 +176,7 @@ class ReferenceProcess:
                 courier.start()
         return {"ok": True}
 
-    def instantiate(self, request: dict) -> dict:
+    def instantiate(self, request: dict[str, Any]) -> dict[str, Any]:
         loading.seed_everything(request["seed"])
         args = loading.init_inputs(self.problem, request.get("variant"))
         # The candidate's process never runs the problem: it builds ModelNew from these, as data.
@@ -181,21 +185,22 @@ class ReferenceProcess:
         self.runners = self._runners()
         return {"ok": True, "init": encoded}
 
-    def _runners(self) -> list:
+    def _runners(self) -> list[tuple[str, str]]:
         """Float64 on the device, float64 on the CPU, float32 on the device: the first that runs wins."""
-        runners = []
+        runners: list[tuple[str, str]] = []
         for runner in ((self.device, "float64"), ("cpu", "float64"), (self.device, "float32")):
             if runner not in runners:
                 runners.append(runner)
         return runners
 
-    def _run(self, model, args, seed: int):
+    def _run(self, model: Callable[..., object], args: list[Any], seed: int) -> object:
         loading.seed_everything(seed + 1)
         with _no_grad():
             return model(*args)
 
-    def _reference(self, args: list, seed: int) -> tuple[list, str]:
-        last_error = None
+    def _reference(self, args: list[Any], seed: int) -> tuple[str, list[Any], str]:
+        """The reference's output on `args`: its structure, its leaves (on the device), and how it ran."""
+        last_error: Exception | None = None
         for where, precision in self.runners:
             try:
                 if precision == "float64":
@@ -215,14 +220,15 @@ class ReferenceProcess:
                 return structure, leaves, f"{precision} on {where}"
             except Exception as exc:  # noqa: BLE001  (the next precision is tried)
                 last_error = exc
+        assert last_error is not None  # there is always a runner to try
         raise last_error
 
-    def _generate(self, seed: int, variant: dict | None) -> list:
+    def _generate(self, seed: int, variant: dict[str, Any] | None) -> list[Any]:
         return inputs.generate(self.problem, seed, self.device, variant)
 
     # -- the proof's inputs, as data --------------------------------------------------------------
 
-    def take_proof(self, request: dict) -> dict:
+    def take_proof(self, request: dict[str, Any]) -> dict[str, Any]:
         """Read the proof process's inputs from its pipe: a spec (JSON) and raw tensor bytes."""
         kind, _, payload = frames.read_frame(self.proof_fd, request["max_bytes"])
         if kind != frames.INPUTS or len(payload) < 4:
@@ -239,31 +245,32 @@ class ReferenceProcess:
 
     # -- one candidate call -------------------------------------------------------------------------
 
-    def feed(self, request: dict) -> dict:
+    def feed(self, request: dict[str, Any]) -> dict[str, Any]:
         """One call's inputs (a proof's, or fresh ones)."""
         seed = request["seed"]
-        args = (
-            [a.clone() if isinstance(a, torch.Tensor) else a for a in self.proof_inputs]
-            if request.get("proof")
-            else self._generate(seed, request.get("variant"))
-        )
+        if request.get("proof"):
+            assert self.proof_inputs is not None  # the parent asks for the proof's inputs after taking them
+            args = [a.clone() if isinstance(a, torch.Tensor) else a for a in self.proof_inputs]
+        else:
+            args = self._generate(seed, request.get("variant"))
         return self._hand_out([(seed, args)], request, ends=False)
 
-    def feed_burst(self, request: dict) -> dict:
+    def feed_burst(self, request: dict[str, Any]) -> dict[str, Any]:
         """The inputs of a burst's calls, one per seed, in order; the READY after the last is answered
         with END."""
         return self._hand_out([(seed, self._generate(seed, None)) for seed in request["seeds"]], request, ends=True)
 
-    def _hand_out(self, calls: list, request: dict, *, ends: bool) -> dict:
+    def _hand_out(self, calls: list[tuple[int, list[Any]]], request: dict[str, Any], *, ends: bool) -> dict[str, Any]:
         """Calls' inputs: kept here (a candidate's calls), their bytes handed to the courier of the
         process that makes the calls, their description to the parent."""
         baseline, control = request.get("for_baseline"), request.get("for_control")
-        items = []
+        items: list[tuple[int, bytes]] = []
         for seed, args in calls:
             items.append((seed, frames.tensor_bytes([a for a in args if isinstance(a, torch.Tensor)])))
             if not baseline and not control:
                 self.kept[seed] = {"inputs": args}
         courier = self.baseline_courier if baseline else self.control_courier if control else self.courier
+        assert courier is not None  # the parent sends a process's inputs only where it has a call site
         courier.feed(items, request.get("max_output_bytes", 0), ends=ends)
         spec = [
             {"tensor": {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}}
@@ -273,9 +280,10 @@ class ReferenceProcess:
         ]
         return {"ok": True, "inputs": spec}
 
-    def compare(self, request: dict) -> dict:
+    def compare(self, request: dict[str, Any]) -> dict[str, Any]:
         seed = request["seed"]
         kept = self.kept.pop(seed)
+        assert self.courier is not None  # a candidate's calls are compared only where it has a call site
         try:
             captured = self.courier.take(seed)
         except CaptureProtocolError as exc:
@@ -308,7 +316,7 @@ class ReferenceProcess:
             "reference_nan": calibration.get("reference_nan"),
         }
 
-    def forget(self, request: dict) -> dict:
+    def forget(self, request: dict[str, Any]) -> dict[str, Any]:
         """Drop a call that is not compared; for a forward that carries state, run it anyway, so the
         model goes through every call the candidate's did (synchronised: nothing runs on the device
         while the candidate's next call is timed)."""
@@ -325,12 +333,12 @@ class ReferenceProcess:
                 torch.cuda.synchronize()
         return {"ok": True}
 
-    def try_variant(self, request: dict) -> dict:
+    def try_variant(self, request: dict[str, Any]) -> dict[str, Any]:
         """Whether the reference itself runs at other sizes of the problem's constants."""
         self._reference(self._generate(request["seed"], request["variant"]), request["seed"])
         return {"ok": True}
 
-    def check_in(self, request: dict) -> dict:
+    def check_in(self, request: dict[str, Any]) -> dict[str, Any]:
         """Whether the capture pipe has carried anything out of protocol so far."""
         return {
             "ok": True,
@@ -340,7 +348,7 @@ class ReferenceProcess:
 
     # -- the problem itself -------------------------------------------------------------------------
 
-    def inspect(self, request: dict) -> dict:
+    def inspect(self, request: dict[str, Any]) -> dict[str, Any]:
         """Degeneracy, output scale, FLOPs and bytes, from the problem alone, and the reference's own
         output facts (does it alias its inputs or its own state, does it modify its inputs)."""
         self.instantiate({"seed": request["trial_seed"]})
@@ -378,7 +386,7 @@ class ReferenceProcess:
         )
         independent = variation is not None and variation <= max(4 * noise, 0.0)
         parameters = list(self.model32.parameters()) + list(self.model32.buffers())
-        reasons = []
+        reasons: list[str] = []
         if constant:
             reasons.append("every element of the output has the same value on every input")
         elif independent:
@@ -412,7 +420,7 @@ class ReferenceProcess:
             "parameter_bytes": _bytes_of(parameters),
         }
 
-    def finish(self, request: dict) -> dict:
+    def finish(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "violation": self.courier.violation if self.courier else None}
 
 
@@ -420,7 +428,7 @@ class ReferenceProcess:
 PROOF_MAGNITUDE = 1000.0
 
 
-def _of_the_problems_kind(proof: list, own: list) -> None:
+def _of_the_problems_kind(proof: list[Any], own: list[Any]) -> None:
     """A proof shows a kernel wrong on inputs the problem could give it: the same number of inputs,
     each tensor of the problem's dtype and shape, finite, and of a magnitude within PROOF_MAGNITUDE of
     the problem's own. Values far outside them (1e8 - 1e8 + 1) test float32's rounding, not the kernel,
@@ -447,11 +455,12 @@ def _of_the_problems_kind(proof: list, own: list) -> None:
             raise ValueError(f"the proof's input {index} must be a {type(expected).__name__}, as the problem's is")
 
 
-def _decode_inputs(spec: list, raw: memoryview, device: str) -> list:
+def _decode_inputs(spec: list[Any], raw: memoryview, device: str) -> list[Any]:
     """Inputs from their description and bytes, checking every size against what arrived."""
     if not isinstance(spec, list) or len(spec) > 256:
         raise ValueError("the proof's inputs must be a list of at most 256 values")
-    args, offset = [], 0
+    args: list[Any] = []
+    offset = 0
     for entry in spec:
         if "tensor" in entry:
             dtype = getattr(torch, str(entry["tensor"]["dtype"]), None)
@@ -462,8 +471,11 @@ def _decode_inputs(spec: list, raw: memoryview, device: str) -> list:
             nbytes = numel * torch.empty(0, dtype=dtype).element_size()
             if offset + nbytes > len(raw):
                 raise ValueError("the proof's inputs are shorter than their description")
-            chunk = torch.frombuffer(bytearray(raw[offset : offset + nbytes]), dtype=torch.uint8) if nbytes else None
-            args.append(chunk.view(dtype).reshape(shape).to(device) if nbytes else torch.empty(shape, dtype=dtype, device=device))
+            if nbytes:
+                chunk = torch.frombuffer(bytearray(raw[offset : offset + nbytes]), dtype=torch.uint8)
+                args.append(chunk.view(dtype).reshape(shape).to(device))
+            else:
+                args.append(torch.empty(shape, dtype=dtype, device=device))
             offset += nbytes
         else:
             args.append(values.decode(entry["value"], device))

@@ -17,6 +17,8 @@ process, inside a window in which no other Python code runs: callsite.c says how
 
 import importlib
 import sys
+from collections.abc import Callable
+from typing import Any, Protocol, TypedDict, cast
 
 import torch
 
@@ -26,15 +28,69 @@ CPU_FLUSH_BYTES = 32 * 2**20
 CUDA_DRIVER = "libcuda.so.1"
 
 
-def _load_site():
+class _CallSite(Protocol):
+    """The call site's module (callsite.c, a C extension without stubs): what this module uses of it."""
+
+    Fault: type[RuntimeError]
+
+    def init(
+        self,
+        *,
+        tensor_type: type,
+        to_dlpack: Callable[..., object],
+        cuda_driver: str | None,
+        flush_bytes: int,
+        capture_fd: int,
+        input_fd: int,
+        timing_fd: int,
+        max_output_bytes: int,
+        poison_outputs: bool = False,
+        every_call_captured: bool = False,
+        key_fd: int = -1,
+    ) -> None: ...
+
+    # {"result", "error", "ms", "stream_ms", "host_ms", "captured", "inputs_modified", "sequence"}
+    def call(
+        self,
+        fn: Callable[..., object],
+        args: tuple[object, ...],
+        slots: tuple[torch.Tensor, ...] | None,
+        *,
+        capture: bool = False,
+    ) -> dict[str, Any]: ...
+
+    # {"results", "error", "count"}
+    def burst(
+        self,
+        fn: Callable[..., object],
+        args: tuple[object, ...],
+        slots: tuple[torch.Tensor, ...],
+        *,
+        capture: bool = False,
+        gate: bool = True,
+    ) -> dict[str, Any]: ...
+
+    def recheck(self) -> list[int]: ...
+
+
+class CallSiteFds(TypedDict):
+    """The call site's file descriptors, as `start` takes them."""
+
+    timing_fd: int
+    capture_fd: int
+    input_fd: int
+    key_fd: int
+
+
+def _load_site() -> _CallSite:
     """The call site's module: on the sandbox's path, or (tests and benchmarks in one process) built here."""
     try:
-        return importlib.import_module("kernel_court_callsite")
+        return cast(_CallSite, importlib.import_module("kernel_court_callsite"))
     except ImportError:
         from evaluation.harness import callsite
 
         sys.path.append(str(callsite.build()))
-        return importlib.import_module("kernel_court_callsite")
+        return cast(_CallSite, importlib.import_module("kernel_court_callsite"))
 
 
 _site = _load_site()
@@ -87,13 +143,15 @@ def start(
     return size
 
 
-def call(fn, args: list, slots: tuple | None, *, capture: bool) -> dict:
+def call(fn: Callable[..., object], args: list[Any], slots: tuple[torch.Tensor, ...] | None, *, capture: bool) -> dict[str, Any]:
     """One call: its result (or the exception it raised) and, for this process's own bookkeeping,
     the times the call site also wrote to the parent."""
     return _site.call(fn, tuple(args), slots, capture=capture)
 
 
-def burst(fn, args: list, slots: tuple, *, capture: bool, gate: bool = True) -> dict:
+def burst(
+    fn: Callable[..., object], args: list[Any], slots: tuple[torch.Tensor, ...], *, capture: bool, gate: bool = True
+) -> dict[str, Any]:
     """Calls back to back until the reference process ends the burst (callsite.c, burst): their
     results, the exception that stopped them (or None), and how many ran. Their times go to the parent.
     `gate` (CUDA): the device waits for the host to have issued each whole call before running it."""

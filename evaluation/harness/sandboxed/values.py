@@ -9,6 +9,7 @@ tuples, lists, dicts, dtypes and tensors, never objects of other types.
 
 import base64
 import math
+from typing import Any, cast
 
 import torch
 
@@ -19,7 +20,7 @@ class UnsupportedValue(ValueError):
     """A value that cannot cross as data; the message says which and what is allowed."""
 
 
-def encode(value, *, depth: int = 0):
+def encode(value: object, *, depth: int = 0) -> dict[str, Any]:
     if depth > 20:
         raise UnsupportedValue("a value nested more than 20 levels deep")
     if value is None or type(value) in (bool, int, str):
@@ -27,7 +28,8 @@ def encode(value, *, depth: int = 0):
     if type(value) is float:
         return {"v": value} if math.isfinite(value) else {"float": repr(value)}
     if type(value) in (tuple, list):
-        return {type(value).__name__: [encode(v, depth=depth + 1) for v in value]}
+        items = cast("tuple[object, ...] | list[object]", value)
+        return {type(value).__name__: [encode(v, depth=depth + 1) for v in items]}
     if type(value) is dict:
         return {"dict": [[encode(k, depth=depth + 1), encode(v, depth=depth + 1)] for k, v in value.items()]}
     if isinstance(value, torch.dtype):
@@ -51,7 +53,7 @@ def encode(value, *, depth: int = 0):
     )
 
 
-def decode(data, device: str):
+def decode(data: object, device: str) -> Any:
     if not isinstance(data, dict) or len(data) != 1:
         raise UnsupportedValue("not an encoded value")
     ((tag, body),) = data.items()
@@ -82,10 +84,11 @@ def decode(data, device: str):
     raise UnsupportedValue(f"unknown tag {tag!r}")
 
 
-def input_slots(spec: list[dict], device: str) -> tuple[list, tuple]:
+def input_slots(spec: list[dict[str, Any]], device: str) -> tuple[list[Any], tuple[torch.Tensor, ...]]:
     """A call's arguments from their description: empty tensors, which the call site fills from the
     inputs pipe inside its window, and the non-tensor values, decoded."""
-    args, slots = [], []
+    args: list[Any] = []
+    slots: list[torch.Tensor] = []
     for entry in spec:
         if "tensor" in entry:
             dtype = getattr(torch, entry["tensor"]["dtype"], None)
