@@ -12,28 +12,30 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from evaluation.harness.measurement import MIN_CONTROLS, SHORT_CALL_MS
 
 ENV_FIELDS = ("device", "gpu", "compute_capability", "driver", "cuda", "torch", "triton", "python", "cpu", "harness_version")
 
 
-def _digest(data: dict) -> str:
+def _digest(data: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def environment_key(env: dict, flush_bytes: int | None) -> dict:
+def environment_key(env: dict[str, Any], flush_bytes: int | None) -> dict[str, Any]:
     return {**{k: env.get(k) for k in ENV_FIELDS}, "flush_bytes": flush_bytes}
 
 
-def _read(path: Path) -> dict | None:
+def _read(path: Path) -> dict[str, Any] | None:
     try:
-        return json.loads(path.read_text())
+        data: dict[str, Any] = json.loads(path.read_text())
+        return data
     except (OSError, ValueError):
         return None
 
 
-def _write(path: Path, data: dict) -> None:
+def _write(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, name = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(handle, "w") as out:
@@ -41,19 +43,20 @@ def _write(path: Path, data: dict) -> None:
     os.replace(name, path)
 
 
-def _baseline_path(root: str, problem_source: str, env_key: dict) -> Path:
+def _baseline_path(root: str, problem_source: str, env_key: dict[str, Any]) -> Path:
     problem = hashlib.sha256(problem_source.encode()).hexdigest()
     return Path(root) / f"baselines-{_digest({'problem': problem, **env_key})}.json"
 
 
-def load_baselines(root: str | None, problem_source: str, env_key: dict) -> dict:
+def load_baselines(root: str | None, problem_source: str, env_key: dict[str, Any]) -> dict[str, Any]:
     if not root:
         return {}
     data = _read(_baseline_path(root, problem_source, env_key)) or {}
-    return data.get("baselines", {})
+    baselines: dict[str, Any] = data.get("baselines", {})
+    return baselines
 
 
-def store_baselines(root: str | None, problem_source: str, env_key: dict, measured: dict) -> None:
+def store_baselines(root: str | None, problem_source: str, env_key: dict[str, Any], measured: dict[str, Any]) -> None:
     if not root or not measured:
         return
     path = _baseline_path(root, problem_source, env_key)
@@ -62,7 +65,7 @@ def store_baselines(root: str | None, problem_source: str, env_key: dict, measur
     _write(path, data)
 
 
-def load_rates(root: str | None, env_key: dict) -> dict | None:
+def load_rates(root: str | None, env_key: dict[str, Any]) -> dict[str, Any] | None:
     if not root:
         return None
     return (_read(Path(root) / f"rates-{_digest(env_key)}.json") or {}).get("rates")
@@ -73,7 +76,7 @@ RATE_FIELDS = ("bandwidth_gb_s", "matrix_tflop_s")
 RATES_AGREE = 0.15
 
 
-def best_rates(*measured: dict) -> dict:
+def best_rates(*measured: dict[str, Any]) -> dict[str, Any]:
     """Each ceiling at its highest: contention only ever lowers one."""
     best = dict(measured[0])
     for rates in measured[1:]:
@@ -83,7 +86,7 @@ def best_rates(*measured: dict) -> dict:
     return best
 
 
-def rates_agree(first: dict, second: dict) -> bool:
+def rates_agree(first: dict[str, Any], second: dict[str, Any]) -> bool:
     for name in RATE_FIELDS:
         a, b = first.get(name), second.get(name)
         if not isinstance(a, (int, float)) or not isinstance(b, (int, float)) or min(a, b) <= 0:
@@ -93,7 +96,7 @@ def rates_agree(first: dict, second: dict) -> bool:
     return True
 
 
-def store_rates(root: str | None, env_key: dict, rates: dict | None) -> None:
+def store_rates(root: str | None, env_key: dict[str, Any], rates: dict[str, Any] | None) -> None:
     """Kept with whatever was kept before: a new measurement never lowers a ceiling."""
     if not root or not rates:
         return
@@ -105,11 +108,11 @@ def store_rates(root: str | None, env_key: dict, rates: dict | None) -> None:
 CONTROLS_KEPT = 200
 
 
-def _controls_path(root: str, env_key: dict) -> Path:
+def _controls_path(root: str, env_key: dict[str, Any]) -> Path:
     return Path(root) / f"controls-{_digest(env_key)}.jsonl"
 
 
-def load_controls(root: str | None, env_key: dict) -> list[dict]:
+def load_controls(root: str | None, env_key: dict[str, Any]) -> list[dict[str, Any]]:
     """This device's A/A controls, the latest of each problem, oldest first."""
     if not root:
         return []
@@ -130,7 +133,7 @@ def load_controls(root: str | None, env_key: dict) -> list[dict]:
     return sorted(latest.values(), key=lambda r: r["at"])[-CONTROLS_KEPT:]
 
 
-def record_control(root: str | None, env_key: dict, problem_source: str, record: dict) -> None:
+def record_control(root: str | None, env_key: dict[str, Any], problem_source: str, record: dict[str, Any]) -> None:
     """One A/A control, appended as one line, and the device's state beside it (`probes_due`), under a
     lock that concurrent verifications of a device share."""
     if not root:
@@ -161,7 +164,7 @@ def _slot_path(root: str) -> Path:
     return Path(root) / "controls-devices.json"
 
 
-def _short(control: dict) -> bool:
+def _short(control: dict[str, Any]) -> bool:
     return (control.get("call_ms") or float("inf")) < SHORT_CALL_MS
 
 
@@ -170,7 +173,7 @@ def _short(control: dict) -> bool:
 SHORT_PROBES = sorted((Path(__file__).parent / "probe_problems").glob("small_*.py"))
 
 
-def _latest_state(root: str | None, device: str, harness_version: str) -> dict | None:
+def _latest_state(root: str | None, device: str, harness_version: str) -> dict[str, Any] | None:
     """The device's state as it last probed here, of this kind and harness (record_control)."""
     if not root:
         return None

@@ -64,6 +64,7 @@ from evaluation.harness.timing_checks import (
     no_hidden_work,
 )
 from evaluation.harness.verdict import ERROR, INCORRECT, REJECTED
+from evaluation.harness.verdict import Check as CheckEntry
 
 # What other modules read from here besides the table (flags.py, scoring.py, the pipeline).
 __all__ = [
@@ -128,9 +129,10 @@ CHECKS = [
 ]
 
 
-def run_checks(evidence: Evidence) -> tuple[list[dict], dict | None]:
+def run_checks(evidence: Evidence) -> tuple[list[CheckEntry], dict[str, str] | None]:
     """Every check that ran, as verdict entries, and the first failure (with its status)."""
-    entries, first = [], None
+    entries: list[CheckEntry] = []
+    first: dict[str, str] | None = None
     for check in CHECKS:
         outcome = check.run(evidence)
         if outcome is None:
@@ -141,6 +143,6 @@ def run_checks(evidence: Evidence) -> tuple[list[dict], dict | None]:
     return entries, first
 
 
-def blocking_failure(evidence: Evidence) -> dict | None:
+def blocking_failure(evidence: Evidence) -> dict[str, str] | None:
     """The first failure so far, which ends the run early: nothing later can undo it."""
     return run_checks(evidence)[1]

@@ -6,10 +6,10 @@ of it: on fresh inputs, during timing (calls chosen in secret) and on a hack rep
 import math
 
 from evaluation.harness.check_outcome import Outcome, fail, ok
-from evaluation.harness.evidence import DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
+from evaluation.harness.evidence import DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Call, Evidence
 
 
-def _judged_calls(evidence: Evidence, *phases: str):
+def _judged_calls(evidence: Evidence, *phases: str) -> list[Call]:
     return [c for c in evidence.candidate_calls(*phases) if c.reply.get("output")]
 
 
@@ -57,7 +57,7 @@ def outputs_finite(evidence: Evidence) -> Outcome | None:
     return ok("no NaN or infinity where the reference is finite") if checked else None
 
 
-def within_tolerance(call) -> bool:
+def within_tolerance(call: Call) -> bool:
     error = call.comparison.get("max_rel_error")
     return (
         not call.comparison.get("shape_mismatch")
@@ -73,7 +73,7 @@ def within_tolerance(call) -> bool:
 UNWRITTEN_SHARE = 0.5
 
 
-def _describe_miss(call) -> str:
+def _describe_miss(call: Call) -> str:
     comparison = call.comparison
     if comparison.get("structure_mismatch"):
         got, expected = comparison["structure_mismatch"]
@@ -108,7 +108,7 @@ def _describe_miss(call) -> str:
     )
 
 
-def _show(value) -> str:
+def _show(value: object) -> str:
     return f"{value:.6g}" if isinstance(value, float) else str(value)
 
 

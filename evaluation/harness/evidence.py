@@ -4,8 +4,9 @@ The checks (checks.py) read only this record; nothing here decides anything.
 """
 
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from evaluation.harness.verdict import Cost
 
@@ -59,12 +60,12 @@ class Call:
     who: str  # CANDIDATE, CONTROL or a baseline's name (eager, compile, ...)
     phase: str  # TRIAL, WARMUP, TIMED, STEADY, DEVICE, PROFILE, PROOF or VARIANT
     seed: int  # the secret seed its inputs were made from
-    reply: dict  # its process's reply: ok, and facts (the output's, threads, patched functions, ...)
+    reply: dict[str, Any]  # its process's reply: ok, and facts (the output's, threads, patched functions, ...)
     wall_ms: float  # the parent's own wall time around it (a burst's, shared out per call)
     # What the call site wrote to the parent about the call: its times, and which inputs it wrote to.
     timing: CallTiming | None = None
-    reference: dict | None = None  # the reference process's facts beside its comparison (the spec, ...)
-    comparison: dict | None = None  # the comparison with the reference (errors, mismatches); None if not compared
+    reference: dict[str, Any] | None = None  # the reference process's facts beside its comparison (the spec, ...)
+    comparison: dict[str, Any] | None = None  # the comparison with the reference (errors, mismatches); None if not compared
     tolerance: float | None = None  # the relative error it is held to, where compared
     # A burst's call: (round, index in its burst); round 0 warms up and is not a sample.
     burst: tuple[int, int] | None = None
@@ -80,12 +81,14 @@ class Call:
         return self.phase == DEVICE and self.burst is not None
 
     def _number(self, name: str) -> float | None:
-        value = (self.timing if self.timing is not None else self.reply).get(name)
+        source: Mapping[str, object] = self.timing if self.timing is not None else self.reply
+        value = source.get(name)
         return value if isinstance(value, (int, float)) else None
 
     @property
     def inputs_modified(self) -> list[int]:
-        return list((self.timing or {}).get("inputs_modified") or [])
+        modified = self.timing.get("inputs_modified") if self.timing else None
+        return list(modified or [])
 
     @property
     def stream_ms(self) -> float | None:
@@ -137,7 +140,7 @@ class VariantCheck(TypedDict):
 
     status: str  # passed, failed or untestable
     detail: str  # what was found, or why it could not be tried
-    constants: NotRequired[dict]  # the sizes tried, where the reference ran at them
+    constants: NotRequired[dict[str, Any]]  # the sizes tried, where the reference ran at them
 
 
 class SteadyRun(TypedDict, total=False):
@@ -159,8 +162,8 @@ class GpuState(TypedDict, total=False):
     """The GPU's state around the steady state (gpu_state.py), where NVML reads it."""
 
     clocks: str  # whether the SM clock was locked, and how
-    before: dict  # clocks, temperature, power and throttle reasons before
-    after: dict  # the same after
+    before: dict[str, Any]  # clocks, temperature, power and throttle reasons before
+    after: dict[str, Any]  # the same after
     warm_rounds: int  # how many warm-up rounds the SM clock took to settle
 
 
@@ -181,35 +184,35 @@ class Evidence:
 
     device: str  # cpu or cuda
     baselines: tuple[str, ...]  # the baselines asked for (verdict.BASELINES' names)
-    static: dict = field(default_factory=dict)  # the candidate's source read without running it (static_analysis)
-    problem: dict | None = None  # the reference process's inspection
-    env: dict | None = None  # the device and software, as the baseline process described them
-    prepared: dict | None = None  # the baseline process's preparation: each baseline's state, build times
-    loaded: dict | None = None  # the candidate process's reply to loading the candidate, with its facts
-    instantiations: list[dict] = field(default_factory=list)  # its replies to each ModelNew built
+    static: dict[str, Any] = field(default_factory=dict)  # the candidate's source read without running it (static_analysis)
+    problem: dict[str, Any] | None = None  # the reference process's inspection
+    env: dict[str, Any] | None = None  # the device and software, as the baseline process described them
+    prepared: dict[str, Any] | None = None  # the baseline process's preparation: each baseline's state, build times
+    loaded: dict[str, Any] | None = None  # the candidate process's reply to loading the candidate, with its facts
+    instantiations: list[dict[str, Any]] = field(default_factory=list)  # its replies to each ModelNew built
     calls: list[Call] = field(default_factory=list)  # every call of every side, in order
-    finished: dict | None = None  # the candidate process's reply to `finish`, with its last facts
+    finished: dict[str, Any] | None = None  # the candidate process's reply to `finish`, with its last facts
     fault: Fault | None = None  # why a process stopped answering as it should, where one did
     protocol: list[str] = field(default_factory=list)  # what the candidate's process sent unasked
     variant: VariantCheck | None = None  # the check at other sizes
-    cached_baselines: dict = field(default_factory=dict)  # baselines' timings kept from earlier runs, by name
-    rates: dict | None = None  # the device's measured ceilings (bandwidth, matrix rates), kept per device
-    sandbox: dict = field(default_factory=dict)  # what confined the candidate (SandboxedProcess.report)
+    cached_baselines: dict[str, Any] = field(default_factory=dict)  # baselines' timings kept from earlier runs, by name
+    rates: dict[str, Any] | None = None  # the device's measured ceilings (bandwidth, matrix rates), kept per device
+    sandbox: dict[str, Any] = field(default_factory=dict)  # what confined the candidate (SandboxedProcess.report)
     log_excerpt: str = ""  # the end of the candidate's log (and a failed process's)
     cost: Cost = field(default_factory=lambda: Cost())  # where the wall time went
     # The candidate's sandbox between its own requests (processes._rest_candidate): its CPU time while
     # baselines were timed (`cpu_ms` in `wall_ms`), from each reply to its freeze (`between_*`), in the
     # quiet windows, and the threads not the harness's own that ran in them; whether it was frozen.
     idle: Idle = field(
-        default_factory=lambda: {
-            "cpu_ms": 0.0,
-            "wall_ms": 0.0,
-            "between_cpu_ms": 0.0,
-            "between_wall_ms": 0.0,
-            "quiet_windows": 0,
-            "quiet_wall_ms": 0.0,
-            "quiet_cpu_ms": 0.0,
-        }
+        default_factory=lambda: Idle(
+            cpu_ms=0.0,
+            wall_ms=0.0,
+            between_cpu_ms=0.0,
+            between_wall_ms=0.0,
+            quiet_windows=0,
+            quiet_wall_ms=0.0,
+            quiet_cpu_ms=0.0,
+        )
     )
     # Host PIDs of sandboxed processes still alive after the verification closed them, per side.
     left_running: dict[str, list[int]] = field(default_factory=dict)
@@ -253,13 +256,13 @@ class Evidence:
         gaps are smaller (a call whose device went idle before its host returned) has its own median
         taken off instead: never more than eager's, so work left on another stream, which widens the
         gap, cannot widen what is taken off."""
-        calls = [c for c in self.calls if c.who == who and c.phase == TIMED and c.ms is not None]
+        calls = [(c.ms, c.stream_ms) for c in self.calls if c.who == who and c.phase == TIMED and c.ms is not None]
         eager = self.wake_up_ms()
         if eager is None:
-            return [c.ms for c in calls]
+            return [ms for ms, _ in calls]
         own = self._wake_up_ms(who)
         wake_up = min(eager, own) if own is not None else eager
-        return [c.ms if c.stream_ms is None else max(c.stream_ms, c.ms - wake_up) for c in calls]
+        return [ms if stream_ms is None else max(stream_ms, ms - wake_up) for ms, stream_ms in calls]
 
     def steady_rounds(self, who: str, phase: str = STEADY) -> dict[int, list[float]]:
         """One side's samples of a burst measure (the steady state, or the device time) by round, the
@@ -277,9 +280,9 @@ class Evidence:
         """One side's burst calls' gaps from their end to the device drained, less the host's own share
         (callsite.c, `settled` and `floor`)."""
         return [
-            c.timing["settle_ms"]
+            settle
             for c in self.calls
-            if c.who == who and c.phase == phase and (c.timing or {}).get("settle_ms") is not None
+            if c.who == who and c.phase == phase and c.timing and (settle := c.timing.get("settle_ms")) is not None
         ]
 
     def host_ms(self, who: str) -> float | None:
@@ -287,7 +290,7 @@ class Evidence:
         times = [c.host_ms for c in self.calls if c.who == who and c.phase == TIMED and c.host_ms is not None]
         return statistics.median(times) if times else None
 
-    def candidate_replies(self) -> list[dict]:
+    def candidate_replies(self) -> list[dict[str, Any]]:
         """Every reply that carries facts read after candidate code ran."""
         replies = [self.loaded] if self.loaded else []
         replies += self.instantiations
@@ -296,5 +299,6 @@ class Evidence:
             replies.append(self.finished)
         return replies
 
-    def expected_spec(self) -> list[dict]:
-        return (self.problem or {}).get("spec", [])
+    def expected_spec(self) -> list[dict[str, Any]]:
+        spec: list[dict[str, Any]] = (self.problem or {}).get("spec", [])
+        return spec

@@ -7,6 +7,7 @@ Checks (checks.py) decide the status first; the flags are computed for every ver
 
 import math
 import statistics
+from typing import Any
 
 from evaluation.harness import checks, measurement, speed_of_light, tolerance
 from evaluation.harness.checks import hidden_work, lowers_precision, state_changes
@@ -95,7 +96,7 @@ def global_state_changed(evidence: Evidence) -> str | None:
     return f"the candidate changes global state ({listed}); kept to its own calls, baselines ran with the original state"
 
 
-def _launched(reply: dict) -> tuple[list[str], list[str]]:
+def _launched(reply: dict[str, Any]) -> tuple[list[str], list[str]]:
     return sorted(map(str, reply["kernels"])), sorted(map(str, reply.get("work") or []))
 
 
@@ -131,7 +132,7 @@ def steady_ms(evidence: Evidence, who: str = CANDIDATE) -> float | None:
     return measurement.summarize(samples)["median_ms"] if samples else median_ms(evidence, who)
 
 
-def sol_floor(evidence: Evidence) -> dict | None:
+def sol_floor(evidence: Evidence) -> dict[str, Any] | None:
     problem = evidence.problem or {}
     if problem.get("flops") is None:
         return None
@@ -166,7 +167,7 @@ def host_bound(evidence: Evidence) -> str | None:
     return f"the host was busy inside the call for most of the sample ({'; '.join(sides)})"
 
 
-def aa_control(evidence: Evidence, resamples: int = 1000) -> dict | None:
+def aa_control(evidence: Evidence, resamples: int = 1000) -> dict[str, Any] | None:
     """The A/A control (pipeline, CONTROL): the reference timed in a process of the candidate's shape
     against eager in the baseline process, in the same rounds. Both run the same code, so the ratio is
     1.0 unless this host times the two kinds of process unalike; `off` where its 95% interval lies
@@ -196,13 +197,13 @@ def aa_control(evidence: Evidence, resamples: int = 1000) -> dict | None:
     }
 
 
-def device_control_off(evidence: Evidence, control: dict | None) -> bool:
+def device_control_off(evidence: Evidence, control: dict[str, Any] | None) -> bool:
     """This device's last A/A control (of another verification) read off 1.0, and this verification ran
     none of its own that could show it reads 1.0 again: until one does, no speedup on it is a win."""
     return control is None and bool(evidence.device_controls) and bool(evidence.device_controls[-1]["off"])
 
 
-def control_off(evidence: Evidence, control: dict | None) -> str | None:
+def control_off(evidence: Evidence, control: dict[str, Any] | None) -> str | None:
     """`control`: this verification's A/A control (aa_control), as the verdict's speedups read it."""
     if device_control_off(evidence, control):
         last = evidence.device_controls[-1]
@@ -252,7 +253,7 @@ FLAGS = [
 ]
 
 
-def run_flags(evidence: Evidence, control: dict | None) -> dict[str, str]:
+def run_flags(evidence: Evidence, control: dict[str, Any] | None) -> dict[str, str]:
     """The flags raised, by name. `control`: the verdict's A/A control (aa_control)."""
     found = [(name, finding(evidence)) for name, finding in FLAGS] + [("control_off", control_off(evidence, control))]
     return {name: detail for name, detail in found if detail}

@@ -3,8 +3,11 @@ processes, patched functions, global switches), what it returned (plain tensors 
 settled when captured), its inputs untouched, and its process quiet while it is not called.
 """
 
+from collections.abc import Iterator
+from typing import Any
+
 from evaluation.harness.check_outcome import Outcome, fail, ok
-from evaluation.harness.evidence import PROFILE, PROOF, STEADY, TIMED, TRIAL, Evidence
+from evaluation.harness.evidence import PROFILE, PROOF, STEADY, TIMED, TRIAL, Call, Evidence
 
 # Names of integrity.GlobalState's switches. They live here because the parent judges them and
 # never imports torch (which integrity needs).
@@ -39,7 +42,7 @@ HOOKS = (
 )
 
 
-def lowers_precision(changes: dict) -> list[str]:
+def lowers_precision(changes: dict[str, Any]) -> list[str]:
     lowered = []
     for name, change in changes.items():
         wanted = PRECISION_SWITCHES.get(name)
@@ -48,7 +51,7 @@ def lowers_precision(changes: dict) -> list[str]:
     return lowered
 
 
-def state_changes(evidence: Evidence) -> dict:
+def state_changes(evidence: Evidence) -> dict[str, Any]:
     changes = {}
     for reply in evidence.candidate_replies():
         changes.update(reply.get("state_changes", {}))
@@ -135,7 +138,7 @@ def no_background_processes(evidence: Evidence) -> Outcome | None:
     return ok("no process of the candidate outlived its call") if evidence.candidate_replies() else None
 
 
-def _leaves_of(evidence: Evidence, *phases: str):
+def _leaves_of(evidence: Evidence, *phases: str) -> Iterator[tuple[Call, int, dict[str, Any]]]:
     for call in evidence.candidate_calls(*phases):
         for index, leaf in enumerate(call.reply.get("output", {}).get("leaves", [])):
             yield call, index, leaf
@@ -153,7 +156,7 @@ def output_is_plain_tensor(evidence: Evidence) -> Outcome | None:
     return ok("every output is exactly a torch.Tensor") if evidence.candidate_calls() else None
 
 
-def _reference_facts(evidence: Evidence) -> list[dict]:
+def _reference_facts(evidence: Evidence) -> list[dict[str, Any]]:
     return (evidence.problem or {}).get("output_facts") or []
 
 

@@ -9,6 +9,10 @@ clock: a call cannot have taken longer than the parent waited for it.
 
 import math
 import random
+from typing import NotRequired, TypedDict
+
+from evaluation.harness.evidence import DeviceControl
+from evaluation.harness.verdict import Measurement
 
 
 def _quantile(ordered: list[float], q: float) -> float:
@@ -20,7 +24,7 @@ def _quantile(ordered: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-def summarize(samples: list[float]) -> dict:
+def summarize(samples: list[float]) -> Measurement:
     ordered = sorted(samples)
     return {
         "median_ms": _quantile(ordered, 0.5),
@@ -116,7 +120,24 @@ MEDIAN_CHI2_1 = 0.454936
 SHORT_CALL_MS = 0.2
 
 
-def between_process(controls: list[dict]) -> dict:
+class BetweenProcess(TypedDict):
+    """A device's spread between pairs of processes, from its A/A controls (`between_process`)."""
+
+    controls: int  # how many controls it has
+    short_controls: int  # of those, controls of calls under SHORT_CALL_MS
+    relative: float | None  # the part proportional to the call (sd of a log speedup)
+    absolute_ms: float | None  # the fixed time
+
+
+class Spread(TypedDict):
+    """The spread between processes for calls of one length (`spread_at`)."""
+
+    spread: float | None  # the sd of a log speedup; None without controls of long calls
+    at_ms: float | None  # the call's length it is for
+    why: NotRequired[str]  # what the device lacks, where it lacks controls
+
+
+def between_process(controls: list[DeviceControl]) -> BetweenProcess:
     """How far a speedup read in one pair of processes can lie from one read in another pair, on this
     device, from its A/A controls: each control (`log_ratio`, `within`: ln of the reference timed against
     itself in two processes, and that reading's own standard error from its rounds; `call_ms`: its
@@ -127,14 +148,13 @@ def between_process(controls: list[dict]) -> dict:
     call), which dominates short calls: `spread_at` combines them for a call's length. A bias of the two
     kinds of process counts in both, as the controls are squared around 0, not around their mean."""
     long = [c for c in controls if (c.get("call_ms") or math.inf) >= SHORT_CALL_MS]
-    short = [c for c in controls if (c.get("call_ms") or math.inf) < SHORT_CALL_MS]
-    found = {"controls": len(controls), "short_controls": len(short), "relative": None, "absolute_ms": None}
+    # Each short control with its call's length (set, and under SHORT_CALL_MS).
+    short = [(c, ms) for c in controls if (ms := c.get("call_ms") or math.inf) < SHORT_CALL_MS]
+    found: BetweenProcess = {"controls": len(controls), "short_controls": len(short), "relative": None, "absolute_ms": None}
     if len(long) >= MIN_CONTROLS:
         found["relative"] = _robust_sd([c["log_ratio"] for c in long], [c["within"] for c in long])
     if len(short) >= MIN_CONTROLS:
-        found["absolute_ms"] = _robust_sd(
-            [c["log_ratio"] * c["call_ms"] for c in short], [c["within"] * c["call_ms"] for c in short]
-        )
+        found["absolute_ms"] = _robust_sd([c["log_ratio"] * ms for c, ms in short], [c["within"] * ms for c, ms in short])
     return found
 
 
@@ -145,7 +165,7 @@ def _robust_sd(readings: list[float], own_errors: list[float]) -> float:
     return math.sqrt(max(0.0, total - _quantile(sorted(e**2 for e in own_errors), 0.5)))
 
 
-def spread_at(found: dict, call_ms: float | None) -> dict:
+def spread_at(found: BetweenProcess, call_ms: float | None) -> Spread:
     """The spread between processes (sd of a log speedup) for calls of `call_ms`, the shorter side of a
     ratio: the relative part, and the absolute part over the call. A longer call needs controls of long
     calls; a short one counts what the device has (the long calls' part alone where it lacks controls of
@@ -157,7 +177,7 @@ def spread_at(found: dict, call_ms: float | None) -> dict:
         why = lacking if short else f"fewer than {MIN_CONTROLS} A/A controls on this device"
         return {"spread": None, "at_ms": call_ms, "why": why}
     part = absolute / call_ms if absolute is not None and call_ms else 0.0
-    spread = {"spread": math.sqrt((relative or 0.0) ** 2 + part**2), "at_ms": call_ms}
+    spread: Spread = {"spread": math.sqrt((relative or 0.0) ** 2 + part**2), "at_ms": call_ms}
     if short and absolute is None:
         spread["why"] = f"{lacking}: only the longer calls' spread is counted"
     return spread

@@ -3,7 +3,10 @@ steady state's rounds of bursts (`steady`, `burst`) with the GPU's state around 
 of captured graphs' replays (`device_time`), and the profile of one call of each side.
 """
 
+import random
 import time
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from evaluation.harness import baseline_cache, checks, measurement
 from evaluation.harness.evidence import (
@@ -17,16 +20,106 @@ from evaluation.harness.evidence import (
     TIMED,
     WARMUP,
     Call,
+    CallTiming,
+    DeviceTimeRun,
+    Evidence,
     Fault,
+    SteadyRun,
 )
 from evaluation.harness.process_requests import Stop
+
+if TYPE_CHECKING:
+    from evaluation.harness.gpu_state import Gpu
+    from evaluation.harness.limits import Limits, Plan
+    from evaluation.harness.protocol import TimingPipe
+
+
+class Verifying(Protocol):
+    """What the parts of `pipeline.Verification` (this one, problem_inspection's) use of the whole: its
+    state (set in its `__init__` and `start_up`) and the other parts' methods. For type checking only:
+    each part's methods take `self` as this."""
+
+    @property
+    def evidence(self) -> Evidence: ...
+    @property
+    def limits(self) -> "Limits": ...
+    @property
+    def plan(self) -> "Plan": ...
+    @property
+    def device(self) -> str: ...
+    @property
+    def problem_source(self) -> str: ...
+    @property
+    def cache_dir(self) -> str | None: ...
+    @property
+    def env_key(self) -> dict[str, Any] | None: ...
+    @property
+    def described(self) -> dict[str, Any]: ...
+    @property
+    def timing(self) -> "dict[str, TimingPipe]": ...
+    @property
+    def rng(self) -> random.Random: ...
+    @property
+    def deadline(self) -> float: ...
+    @property
+    def control(self) -> bool: ...
+    @property
+    def ungated(self) -> set[str]: ...
+
+    eager_ms: float | None
+    max_output_bytes: int
+    poison_outputs: bool
+
+    # process_requests.ProcessRequests
+    def seed(self) -> int: ...
+    def ask(
+        self, side: str, stage: str, message: dict[str, Any], limit: float | None = None, limit_name: str | None = None
+    ) -> dict[str, Any]: ...
+    def send(self, side: str, stage: str, message: dict[str, Any]) -> tuple[Any, ...]: ...
+    def receive(self, sent: tuple[Any, ...], limit: float | None = None, limit_name: str | None = None) -> dict[str, Any]: ...
+    def timed_ask(
+        self,
+        side: str,
+        stage: str,
+        message: dict[str, Any],
+        limit: float | None = None,
+        limit_name: str | None = None,
+        *,
+        watch_idle: bool = False,
+    ) -> tuple[dict[str, Any], float]: ...
+    def read_timing(self, side: str, stage: str, burst: int) -> tuple[list[CallTiming], CallTiming]: ...
+    def _candidate_error(self, stage: str, reply: dict[str, Any]) -> None: ...
+    def _stop_if_failed(self) -> None: ...
+
+    # processes.Processes
+    def path(self, side: str, name: str) -> str: ...
+
+    # calls.Calls
+    def call_limit(self) -> tuple[float, str]: ...
+    def instantiate(self, seed: int, variant: dict[str, Any] | None = None, *, first: bool = False) -> None: ...
+    def call(
+        self, who: str, phase: str, *, compare: bool = False, variant: dict[str, Any] | None = None, profile: bool = False
+    ) -> Call: ...
+    def compare(self, call: Call) -> None: ...
+
+    # pipeline.Verification
+    def step(self, name: str, into: str = "steps_s") -> AbstractContextManager[None]: ...
+
+    # Measures
+    def timed_sides(self) -> list[str]: ...
+    def steady_sides(self) -> list[str]: ...
+    def burst_size(self) -> int: ...
+    def burst(self, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY) -> list[Call]: ...
+    def steady(self, gpu: "Gpu | None" = None, phase: str = STEADY, sides: list[str] | None = None) -> SteadyRun: ...
+    def device_time(self) -> None: ...
+    def profiles(self) -> bool: ...
 
 
 class Measures:
     """What a verification times.
     A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
 
-    def measure_rates(self) -> None:
+    def measure_rates(self: Verifying) -> None:
         """The device's ceilings, measured twice in the baseline process (no user code is loaded in any
         process yet, and the device lock keeps other verifications off the device), and kept for later
         verifications only where the two agree: each figure, never lowered by a later measurement, is
@@ -37,17 +130,18 @@ class Measures:
             return
         self.evidence.rates = baseline_cache.best_rates(first, second)
         if baseline_cache.rates_agree(first, second):
+            assert self.env_key is not None  # start_up keyed the device before measuring its rates
             baseline_cache.store_rates(self.cache_dir, self.env_key, self.evidence.rates)
         else:
             self.evidence.cost["rates_not_kept"] = "two measurements of the device's ceilings disagreed"
 
-    def timed_sides(self) -> list[str]:
+    def timed_sides(self: Verifying) -> list[str]:
         ready = (self.evidence.prepared or {}).get("baselines", {})
         return [CANDIDATE] + [
             b for b in self.evidence.baselines if b not in self.evidence.cached_baselines and ready.get(b) == "ready"
         ]
 
-    def time(self) -> None:
+    def time(self: Verifying) -> None:
         """Shuffled rounds until every median is stable, then `timed_checks` closing rounds in which
         every candidate call is compared too; besides, any timed call is compared at random. The
         closing rounds are timed like the others and count as samples."""
@@ -55,7 +149,7 @@ class Measures:
             return
 
         sides = self.timed_sides()
-        samples = {side: [] for side in sides}
+        samples: dict[str, list[float]] = {side: [] for side in sides}
         plan = self.plan
         began = time.monotonic()
         closing = None
@@ -81,16 +175,17 @@ class Measures:
                 compared = side == CANDIDATE and (closing is not None or self.rng.random() < plan.timed_check_probability)
                 call = self.call(side, WARMUP if warm else TIMED, compare=compared)
                 if not warm:
+                    assert call.ms is not None  # every call carries the call site's record of its time
                     samples[side].append(call.ms)
             if time.monotonic() > self.deadline - 60:
                 break
         self._stop_if_failed()
 
-    def steady_sides(self) -> list[str]:
+    def steady_sides(self: Verifying) -> list[str]:
         """The steady state's sides: the timed ones, and the A/A control where it runs."""
         return self.timed_sides() + ([CONTROL] if self.control else [])
 
-    def burst_size(self) -> int:
+    def burst_size(self: Verifying) -> int:
         """The most calls a burst makes: within the plan's bytes for the inputs and outputs a burst
         holds at once (each call's outputs are kept, and staged on the host, until it ends) and within
         `burst_ms` of the eager reference's time."""
@@ -99,7 +194,9 @@ class Measures:
         by_time = self.plan.burst_ms / self.eager_ms if self.eager_ms else self.plan.burst_calls
         return max(1, min(self.plan.burst_calls, int(self.plan.burst_bytes // per_call), int(by_time)))
 
-    def burst(self, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY) -> list[Call]:
+    def burst(
+        self: Verifying, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY
+    ) -> list[Call]:
         """`count` calls of one side back to back (callsite.c, burst); which of the candidate's are
         compared is drawn once they have all returned. DEVICE: replays of the side's captured call."""
         seeds = [self.seed() for _ in range(count)]
@@ -188,7 +285,7 @@ class Measures:
         self._stop_if_failed()
         return calls
 
-    def measure_steady(self) -> None:
+    def measure_steady(self: Verifying) -> None:
         """The steady state with the GPU's state read around it (and its clocks locked, where allowed)."""
         if self.device != "cuda":
             with self.step("steady_state", into="timing_s"):
@@ -207,7 +304,7 @@ class Measures:
             self.evidence.gpu["after"] = gpu.read()
             gpu.unlock()
 
-    def steady(self, gpu=None, phase: str = STEADY, sides: list[str] | None = None) -> dict:
+    def steady(self: Verifying, gpu: "Gpu | None" = None, phase: str = STEADY, sides: list[str] | None = None) -> SteadyRun:
         """Rounds of bursts, each side's in shuffled order, until every speedup's interval is within
         the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`.
         DEVICE: the same, of the sides' captured calls (`sides`), within the device-time budget."""
@@ -269,7 +366,7 @@ class Measures:
             "seconds": round(time.monotonic() - began, 3),
         }
 
-    def device_time(self) -> None:
+    def device_time(self: Verifying) -> None:
         """Each side's call captured in a CUDA graph and its replays timed in bursts, as the steady state
         is (the device's own time for the call, no launch from the host). The candidate's replays are
         compared as its steady calls are. A side whose call cannot be captured has no device time."""
@@ -281,7 +378,8 @@ class Measures:
         }
         self.evidence.device_time = {"captured": captured}
         if all(state == "captured" for state in captured.values()):
-            self.evidence.device_time.update(self.steady(phase=DEVICE, sides=list(captured)))
+            # A SteadyRun is a DeviceTimeRun without `captured`, which stays as set above.
+            self.evidence.device_time.update(cast(DeviceTimeRun, self.steady(phase=DEVICE, sides=list(captured))))
             # Replays on fresh inputs that do not match the reference, from a candidate whose own calls
             # do: the graph is not the call (a launch outside the capture ran once, at capture time).
             # No device time, and no fault of the candidate's.
@@ -292,10 +390,10 @@ class Measures:
                     "stream) and is missing from the graph"
                 )
 
-    def profiles(self) -> bool:
+    def profiles(self: Verifying) -> bool:
         return self.plan.profile and bool(self.evidence.baselines)
 
-    def profile(self) -> None:
+    def profile(self: Verifying) -> None:
         if self.profiles():
             self.call(CANDIDATE, PROFILE, compare=True, profile=True)
             self.call("eager", PROFILE, profile=True)

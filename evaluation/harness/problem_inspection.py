@@ -4,6 +4,7 @@ output's own facts) while the baselines are built, and tried at other sizes of i
 """
 
 import math
+from typing import TYPE_CHECKING, Any, Protocol
 
 from evaluation.harness import baseline_cache, problem_shapes
 from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE, VARIANT, Fault
@@ -11,12 +12,20 @@ from evaluation.harness.limits import memory_for
 from evaluation.harness.process_requests import Stop
 from evaluation.harness.sandbox import ProcessFault
 
+if TYPE_CHECKING:
+    from evaluation.harness.measures import Verifying
+
+    class Inspecting(Verifying, Protocol):
+        """The whole verification, as this part sees it (measures.Verifying), with this part's own method."""
+
+        def _variant_call(self, variant: dict[str, Any]) -> None: ...
+
 
 class ProblemInspection:
     """The problem's inspection and its other sizes.
     A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
 
-    def refuse_oversized(self) -> None:
+    def refuse_oversized(self: "Inspecting") -> None:
         """A problem whose inputs cannot fit is refused before any process starts."""
         estimate = problem_shapes.input_bytes(self.problem_source)
         if estimate is None:
@@ -32,9 +41,10 @@ class ProblemInspection:
             )
             raise Stop
 
-    def inspect_and_prepare(self, inspect: bool = True) -> None:
+    def inspect_and_prepare(self: "Inspecting", inspect: bool = True) -> None:
         """The reference process inspects the problem while the baseline process builds the baselines."""
         key = self.env_key
+        assert key is not None  # start_up keyed the device before any process was asked to prepare
         cached = baseline_cache.load_baselines(self.cache_dir, self.problem_source, key)
         self.evidence.cached_baselines = {
             b: cached[b]
@@ -106,7 +116,7 @@ class ProblemInspection:
         if self.control:
             self.ask(CONTROL, "prepare", {**preparation, "prime_compiler": False}, self.limits.start_time_s)
 
-    def shapes(self) -> None:
+    def shapes(self: "Inspecting") -> None:
         constants = problem_shapes.size_constants(self.problem_source)
         if not self.plan.shape_check or not constants:
             self.evidence.variant = {"status": "untestable", "detail": "the problem has no size constants to change"}
@@ -126,7 +136,7 @@ class ProblemInspection:
             return
         self.evidence.variant = {"status": "untestable", "detail": "the reference itself fails at every other size tried"}
 
-    def _variant_call(self, variant: dict) -> None:
+    def _variant_call(self: "Inspecting", variant: dict[str, Any]) -> None:
         try:
             self.instantiate(self.seed(), variant)
             call = self.call(CANDIDATE, VARIANT, compare=True, variant=variant)
@@ -134,22 +144,32 @@ class ProblemInspection:
             fault, self.evidence.fault = self.evidence.fault, None
             if fault is not None and fault.kind in ("timeout", "crashed", "memory", "protocol"):
                 self.evidence.fault = fault  # the process is gone; the verdict must say why
-            self.evidence.variant.update(
-                status="failed", detail=f"at {variant} the candidate {'failed: ' + fault.detail if fault else 'broke a rule'}"
+            checked = self.evidence.variant
+            assert checked is not None  # `shapes` set it before this call
+            checked.update(
+                {
+                    "status": "failed",
+                    "detail": f"at {variant} the candidate {'failed: ' + fault.detail if fault else 'broke a rule'}",
+                }
             )
             raise
-        mismatch = call.comparison.get("max_rel_error")
+        comparison, checked = call.comparison, self.evidence.variant
+        assert comparison is not None  # compare=True: a call that returns was compared
+        assert checked is not None  # `shapes` set it before this call
+        mismatch = comparison.get("max_rel_error")
         if (
-            call.comparison.get("shape_mismatch")
-            or call.comparison.get("structure_mismatch")
+            comparison.get("shape_mismatch")
+            or comparison.get("structure_mismatch")
             or mismatch is None
             or mismatch > call.tolerance
-            or call.comparison.get("nonfinite")
+            or comparison.get("nonfinite")
         ):
-            self.evidence.variant.update(
-                status="failed",
-                detail=f"at {variant} the output is wrong "
-                f"(relative error {mismatch if mismatch is not None and math.isfinite(mismatch) else 'n/a'})",
+            checked.update(
+                {
+                    "status": "failed",
+                    "detail": f"at {variant} the output is wrong "
+                    f"(relative error {mismatch if mismatch is not None and math.isfinite(mismatch) else 'n/a'})",
+                }
             )
         else:
-            self.evidence.variant["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"
+            checked["detail"] = f"also right at {variant} (relative error {mismatch:.2g})"

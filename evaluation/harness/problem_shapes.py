@@ -9,6 +9,7 @@ finds kernels that assume a multiple of the vector width without checking.
 
 import ast
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def _smaller(value: int) -> int:
     return value // 2 + 1 if value > 2 else value + 1
 
 
-def variants(constants: list[SizeConstant]) -> list[dict]:
+def variants(constants: list[SizeConstant]) -> list[dict[str, Any]]:
     """Other sizes to try, most likely to be accepted by the reference first."""
     batch = [c for c in constants if "batch" in c.name.lower()]
     sizes = [c for c in constants if c.value >= 16 and c not in batch]
@@ -105,7 +106,7 @@ class _Unknown(Exception):
     pass
 
 
-def _evaluate(node: ast.AST, names: dict):
+def _evaluate(node: ast.AST, names: dict[str, Any]):
     """Numbers, names already bound, tuples and arithmetic: nothing else is evaluated."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value
@@ -131,7 +132,7 @@ def _evaluate(node: ast.AST, names: dict):
     raise _Unknown
 
 
-def _bind(statements, names: dict) -> None:
+def _bind(statements, names: dict[str, Any]) -> None:
     for node in statements:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
@@ -147,7 +148,7 @@ def _bind(statements, names: dict) -> None:
                         names[element.id] = item
 
 
-def _tensor_bytes(node: ast.AST, names: dict, tensors: dict) -> tuple[int, str]:
+def _tensor_bytes(node: ast.AST, names: dict[str, Any], tensors: dict[str, Any]) -> tuple[int, str]:
     """(bytes, description) of one created tensor: torch.randn(...) and the like, possibly followed
     by .half() / .to(dtype) / .cuda(), or a local name bound to one."""
     if isinstance(node, ast.Name) and node.id in tensors:
@@ -215,13 +216,13 @@ def input_bytes(source: str) -> tuple[int, str] | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    names: dict = {}
+    names: dict[str, Any] = {}
     _bind(tree.body, names)
     function = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_inputs"), None)
     if function is None:
         return None
     local = dict(names)
-    tensors: dict = {}
+    tensors: dict[str, Any] = {}
     total, details = 0, []
     for statement in function.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):

@@ -36,6 +36,7 @@ import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from evaluation.harness.limits import Limits, Plan, coerce
 from evaluation.harness.verdict import BASELINES, HARNESS_VERSION, STATUSES
@@ -99,9 +100,9 @@ class Entry:
     origin: str
     source: str
     source_sha256: str
-    claims: dict | None
+    claims: dict[str, Any] | None
     measured_at: str
-    verdict: dict
+    verdict: dict[str, Any]
 
     @property
     def status(self) -> str:
@@ -115,7 +116,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Release:
-    header: dict
+    header: dict[str, Any]
     entries: list[Entry]
     sha256: str  # of the file, byte for byte
 
@@ -157,7 +158,7 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _is_date(value) -> bool:
+def _is_date(value: Any) -> bool:
     try:
         datetime.fromisoformat(value)
     except (TypeError, ValueError):
@@ -165,14 +166,14 @@ def _is_date(value) -> bool:
     return True
 
 
-def _number_or_none(value) -> bool:
+def _number_or_none(value: object) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 # -- checking ---------------------------------------------------------------------------------------
 
 
-def check_header(header, where: str) -> None:
+def check_header(header: Any, where: str) -> None:
     if not isinstance(header, dict):
         raise ReleaseError(f"{where}: the header must be a JSON object; line 1 of a release is its header.")
     if header.get("format") != FORMAT:
@@ -228,7 +229,7 @@ def check_header(header, where: str) -> None:
         raise ReleaseError(f"{where}: missing must list the keys planned but not measured ([] when complete).")
 
 
-def check_claims(claims, where: str) -> None:
+def check_claims(claims: Any, where: str) -> None:
     if claims is None:
         return
     if not (
@@ -244,7 +245,7 @@ def check_claims(claims, where: str) -> None:
         )
 
 
-def check_entry(entry, where: str, *, harness_version: str, env: dict) -> Entry:
+def check_entry(entry: Any, where: str, *, harness_version: str, env: dict[str, Any]) -> Entry:
     if not isinstance(entry, dict):
         raise ReleaseError(f"{where}: each line after the header is one candidate's JSON object.")
     missing = [key for key in ENTRY_KEYS if key not in entry]
@@ -315,7 +316,8 @@ def read(path: str | Path) -> Release:
             f"{path}: the header counts {header['entries']} entries and {len(rows) - 1} follow; the file was cut short "
             "or altered: copy it again."
         )
-    entries, seen = [], {}
+    entries: list[Entry] = []
+    seen: dict[str, int] = {}
     for number, row in enumerate(rows[1:], start=2):
         entry = check_entry(row, f"{path}:{number}", harness_version=header["harness"]["version"], env=header["env"])
         if entry.key in seen:
@@ -328,7 +330,7 @@ def read(path: str | Path) -> Release:
 # -- writing ----------------------------------------------------------------------------------------
 
 
-def write(path: str | Path, header: dict, entries: list[dict]) -> str:
+def write(path: str | Path, header: dict[str, Any], entries: list[dict[str, Any]]) -> str:
     """Check and write a release; returns its sha256. The same header and entries give the same bytes."""
     header = {**header, "entries": len(entries)}
     check_header(header, "the header")
@@ -359,13 +361,13 @@ def git_commit(repo: str | Path) -> tuple[str, bool | None]:
     return head.stdout.strip(), bool(status.stdout.strip())
 
 
-def public_limits(limits: dict | None) -> dict:
+def public_limits(limits: dict[str, Any] | None) -> dict[str, Any]:
     """The limits in full, without host paths (the build cache, the device lock)."""
     resolved = dataclasses.asdict(coerce(Limits, limits))
     return {key: value for key, value in resolved.items() if not key.endswith(("_dir", "_path"))}
 
 
-def full_plan(plan: dict | None) -> dict:
+def full_plan(plan: dict[str, Any] | None) -> dict[str, Any]:
     return dataclasses.asdict(coerce(Plan, plan))
 
 
@@ -374,11 +376,11 @@ def batch_settings(
     arch: str,
     device: str,
     baselines: list[str],
-    plan: dict | None,
-    limits: dict | None,
-    sources: list[dict],
+    plan: dict[str, Any] | None,
+    limits: dict[str, Any] | None,
+    sources: list[dict[str, Any]],
     planned: list[str],
-) -> dict:
+) -> dict[str, Any]:
     """What a batch measures with, written to its state folder once (STATE_BATCH) and into the header."""
     commit, dirty = git_commit(Path(__file__).resolve().parents[2])
     return {
@@ -393,7 +395,7 @@ def batch_settings(
     }
 
 
-def read_state(state: str | Path) -> tuple[dict, dict[str, dict]]:
+def read_state(state: str | Path) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """A batch's settings and its records by key (a key recorded twice: the later record)."""
     state = Path(state)
     try:
@@ -417,7 +419,7 @@ def read_state(state: str | Path) -> tuple[dict, dict[str, dict]]:
     return settings, records
 
 
-def header_env(verdicts: list[dict]) -> dict:
+def header_env(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
     """The environment the verdicts were measured in: the first full one's ENV_KEYS (a verdict decided
     before any process started, such as a candidate that is not Python, has none)."""
     for verdict in verdicts:
@@ -466,7 +468,7 @@ def pack(state: str | Path, *, name: str, out: str | Path, partial: bool = False
 def describe(release: Release) -> str:
     """A few lines on a release: what `release check` prints."""
     header = release.header
-    statuses = {}
+    statuses: dict[str, int] = {}
     for entry in release.entries:
         statuses[entry.status] = statuses.get(entry.status, 0) + 1
     env = header["env"]

@@ -14,6 +14,7 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from evaluation.harness import release
 from evaluation.harness.static_analysis import optimization_kind
@@ -30,7 +31,7 @@ CLAIMED_AS = {
 }
 
 
-def load(path: str | Path) -> tuple[str, list[dict], list[dict], list[dict], list[dict]]:
+def load(path: str | Path) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """(title, entries, builds ahead, verifications, sources) of a release file or a state folder."""
     path = Path(path)
     if path.is_dir():
@@ -45,7 +46,7 @@ def load(path: str | Path) -> tuple[str, list[dict], list[dict], list[dict], lis
     return title, entries, [], [], packed.header["sources"]
 
 
-def problem_sources(sources: list[dict]) -> dict[str, str]:
+def problem_sources(sources: list[dict[str, Any]]) -> dict[str, str]:
     """The problems' sources by sha256, from the CUDA-L1 files the candidates came from where this
     checkout has them (a release names its problems by hash only): what tells a candidate that is
     the problem's own code from a rewrite."""
@@ -59,7 +60,7 @@ def problem_sources(sources: list[dict]) -> dict[str, str]:
     return found
 
 
-def _lines(path: Path) -> list[dict]:
+def _lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip().startswith("{")]
@@ -74,15 +75,15 @@ def _shown(value: float | None, digits: int = 2) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _failed_check(verdict: dict) -> str | None:
+def _failed_check(verdict: dict[str, Any]) -> str | None:
     return next((c["name"] for c in verdict.get("checks") or [] if not c.get("passed")), None)
 
 
-def _counts(counter: Counter) -> str:
+def _counts(counter: Counter[str]) -> str:
     return ", ".join(f"{name} {count}" for name, count in counter.most_common()) or "none"
 
 
-def speedups_by_level(entries: list[dict]) -> list[str]:
+def speedups_by_level(entries: list[dict[str, Any]]) -> list[str]:
     """Geomean speedups of the verified entries by level, each baseline beside the claims for the same entries."""
     lines = ["geomean speedup of verified entries by level (ours / claimed for the same entries):"]
     by_level = defaultdict(list)
@@ -104,7 +105,7 @@ def speedups_by_level(entries: list[dict]) -> list[str]:
     return lines
 
 
-def where_time_went(entries: list[dict], builds: list[dict], runs: list[dict]) -> list[str]:
+def where_time_went(entries: list[dict[str, Any]], builds: list[dict[str, Any]], runs: list[dict[str, Any]]) -> list[str]:
     """Medians over the verdicts of each part of their `cost` (verdicts that reached it)."""
     parts = defaultdict(list)
     for entry in entries:
@@ -160,8 +161,8 @@ def report(path: str | Path) -> str:
     problems = problem_sources(sources)
     statuses = Counter(entry["verdict"]["status"] for entry in entries)
     deciding = Counter(_failed_check(entry["verdict"]) or "-" for entry in entries if entry["verdict"]["status"] != "verified")
-    kinds = Counter()
-    verified_kinds = Counter()
+    kinds: Counter[str] = Counter()
+    verified_kinds: Counter[str] = Counter()
     for entry in entries:
         # Without its problem's source (not a CUDA-L1 file here), "unchanged" and "flags" count as rewrites.
         static = entry["verdict"].get("static") or {}

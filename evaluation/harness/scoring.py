@@ -6,17 +6,20 @@ the check's detail saying what happened.
 
 import math
 import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from evaluation.harness import checks, flags, measurement, tolerance
 from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
-from evaluation.harness.verdict import BEATS, HARNESS_VERSION, TIMEOUT, VERIFIED, Verdict
+from evaluation.harness.limits import Limits, Plan
+from evaluation.harness.verdict import BEATS, HARNESS_VERSION, TIMEOUT, VERIFIED, Check, Verdict
 
 
 def tolerance_for(dtype: str, float32_rel_error: float | None) -> float:
     return tolerance.tolerance(dtype, float32_rel_error)
 
 
-def clean(value):
+def clean(value: Any) -> Any:
     """The same data with NaN and infinities replaced by None, so any JSON parser accepts it."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
@@ -27,12 +30,12 @@ def clean(value):
     return value
 
 
-def _correctness(evidence: Evidence, plan) -> dict:
+def _correctness(evidence: Evidence, plan: Plan) -> dict[str, Any]:
     checked = [c for c in evidence.candidate_calls(TRIAL, WARMUP, TIMED, PROFILE, PROOF) if c.checked]
-    errors = [c.comparison for c in checked]
+    errors = [c.comparison for c in checked if c.comparison is not None]
 
-    def worst(key):
-        values = [e.get(key) for e in errors if e.get(key) is not None]
+    def worst(key: str) -> Any:
+        values: list[Any] = [e.get(key) for e in errors if e.get(key) is not None]
         return max(values) if values else None
 
     max_rel = worst("max_rel_error")
@@ -60,11 +63,11 @@ def _correctness(evidence: Evidence, plan) -> dict:
     }
 
 
-def _latency(evidence: Evidence, plan) -> dict | None:
+def _latency(evidence: Evidence, plan: Plan) -> dict[str, Any] | None:
     candidate = evidence.timed_samples(CANDIDATE)
     if not candidate:
         return None
-    baselines = {}
+    baselines: dict[str, Mapping[str, Any]] = {}
     for name in evidence.baselines:
         samples = evidence.timed_samples(name)
         if samples:
@@ -96,7 +99,7 @@ def _latency(evidence: Evidence, plan) -> dict | None:
     }
 
 
-def _bursts(evidence: Evidence, plan, phase: str, baselines: list[str]) -> dict | None:
+def _bursts(evidence: Evidence, plan: Plan, phase: str, baselines: Sequence[str]) -> dict[str, Any] | None:
     """A measure timed in bursts (the steady state, or the device time): each side's median, the
     speedups and their 95% intervals over paired rounds."""
     # Work each call left on the device where the flag hidden_work sees it is part of the call.
@@ -106,7 +109,9 @@ def _bursts(evidence: Evidence, plan, phase: str, baselines: list[str]) -> dict 
     if not candidate:
         return None
     measured = measurement.summarize(candidate)
-    measured_baselines, speedups, intervals = {}, {}, {}
+    measured_baselines: dict[str, dict[str, Any]] = {}
+    speedups: dict[str, float | None] = {}
+    intervals: dict[str, tuple[float, float] | None] = {}
     for name in baselines:
         rounds = evidence.steady_rounds(name, phase)
         samples = [x for r in rounds.values() for x in r]
@@ -131,7 +136,7 @@ def _bursts(evidence: Evidence, plan, phase: str, baselines: list[str]) -> dict 
     }
 
 
-def _steady_state(evidence: Evidence, plan) -> dict | None:
+def _steady_state(evidence: Evidence, plan: Plan) -> dict[str, Any] | None:
     measured = _bursts(evidence, plan, STEADY, evidence.baselines)
     if measured is None:
         return None
@@ -165,7 +170,7 @@ def _steady_state(evidence: Evidence, plan) -> dict | None:
                 "bursts": len(values),
                 **(
                     {"idle_sync": statistics.median(idle) * 1e3}
-                    if (idle := [b["idle_sync_ms"] for b in stages if b["who"] == who and b.get("idle_sync_ms") is not None])
+                    if (idle := [sync_ms for b in stages if b["who"] == who and (sync_ms := b.get("idle_sync_ms")) is not None])
                     else {}
                 ),
             }
@@ -187,7 +192,7 @@ def _steady_state(evidence: Evidence, plan) -> dict | None:
     }
 
 
-def _settle_us(evidence: Evidence, phase: str) -> dict:
+def _settle_us(evidence: Evidence, phase: str) -> dict[str, Any]:
     """Each side's median drain gap (us), the A/A control's among them where it ran: a process of the
     candidate's shape running the reference's kernels, which shows what that kind of process drains
     unlike eager's."""
@@ -195,7 +200,7 @@ def _settle_us(evidence: Evidence, phase: str) -> dict:
     return {who: statistics.median(gaps) * 1e3 for who in sides if (gaps := evidence.settle_ms(who, phase))}
 
 
-def _device_time(evidence: Evidence, plan) -> dict | None:
+def _device_time(evidence: Evidence, plan: Plan) -> dict[str, Any] | None:
     state = evidence.device_time or {}
     if not state:
         return None
@@ -226,7 +231,7 @@ def _device_time(evidence: Evidence, plan) -> dict | None:
 NULL_LOSS_WITHOUT_CONTROL = 0.5
 
 
-def _slower_than_the_reference(evidence: Evidence, control: dict | None, eager: list[float] | None) -> bool:
+def _slower_than_the_reference(evidence: Evidence, control: dict[str, Any] | None, eager: list[float] | None) -> bool:
     """The candidate is slower than the reference in a process of its own shape, in the same rounds,
     beyond the band a difference must clear (flags.aa_control's candidate_interval); without that
     control, on a GPU, slower than eager beyond NULL_LOSS_WITHOUT_CONTROL (`eager`: the widened
@@ -237,7 +242,7 @@ def _slower_than_the_reference(evidence: Evidence, control: dict | None, eager: 
     return bool(control is None and evidence.device == "cuda" and eager and eager[1] < NULL_LOSS_WITHOUT_CONTROL)
 
 
-def _timing(evidence: Evidence, plan, control: dict | None, raised: dict[str, str]) -> dict | None:
+def _timing(evidence: Evidence, plan: Plan, control: dict[str, Any] | None, raised: dict[str, str]) -> dict[str, Any] | None:
     """`control`: the A/A control (flags.aa_control); `raised`: the flags, whose control_off and
     clock_unbounded say where no difference can be stated."""
     if not evidence.baselines:
@@ -258,7 +263,8 @@ def _timing(evidence: Evidence, plan, control: dict | None, raised: dict[str, st
     noise = measurement.between_process(evidence.device_controls)
     # Each ratio's spread at its shorter side's call (a short call's spread is mostly a fixed time).
     spreads = {name: measurement.spread_at(noise, _shorter_call_ms(headline, name)) for name in intervals}
-    between = {**noise, **min(spreads.values(), key=lambda s: s["at_ms"] or math.inf, default=measurement.spread_at(noise, None))}
+    closest = min(spreads.values(), key=lambda s: s["at_ms"] or math.inf, default=measurement.spread_at(noise, None))
+    between: dict[str, Any] = {**noise, **closest}
     within = intervals
     intervals = {
         name: measurement.reproduction_interval(speedups[name], i, spreads[name]["spread"]) for name, i in within.items()
@@ -323,14 +329,14 @@ def _timing(evidence: Evidence, plan, control: dict | None, raised: dict[str, st
     }
 
 
-def _shorter_call_ms(headline: dict, name: str) -> float | None:
+def _shorter_call_ms(headline: dict[str, Any], name: str) -> float | None:
     """The median call (ms) of the candidate or of baseline `name`, whichever is shorter."""
     calls = [headline["candidate"].get("median_ms"), (headline["baselines"].get(name) or {}).get("median_ms")]
     known = [ms for ms in calls if ms]
     return min(known) if known else None
 
 
-def null_result(evidence: Evidence, speedups: dict, intervals: dict) -> dict | None:
+def null_result(evidence: Evidence, speedups: dict[str, Any], intervals: dict[str, Any]) -> dict[str, Any] | None:
     """A candidate that launches exactly the reference's kernels, and nothing in its source that could
     launch them differently (streams, CUDA graphs), does the reference's work: it is 1.0x by
     construction, whatever a host measures (on a loaded 2-core host an unchanged forward read 1.91x,
@@ -348,7 +354,7 @@ def null_result(evidence: Evidence, speedups: dict, intervals: dict) -> dict | N
     }
 
 
-def _kernels(evidence: Evidence) -> dict:
+def _kernels(evidence: Evidence) -> dict[str, Any]:
     kernels = {}
     for call in evidence.calls:
         if call.phase == PROFILE and call.reply.get("kernels") is not None:
@@ -356,7 +362,7 @@ def _kernels(evidence: Evidence) -> dict:
     return kernels
 
 
-def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
+def _reason(first: dict[str, Any] | None, timing: dict[str, Any] | None, entries: list[Check]) -> str:
     if first:
         return f"{first['name']}: {first['detail']}."
     speed = ""
@@ -368,7 +374,7 @@ def _reason(first: dict | None, timing: dict | None, entries: list) -> str:
     return f"All {len(entries)} checks passed{speed}."
 
 
-def _speedup_words(name: str, speedup: float, interval: list | None) -> str:
+def _speedup_words(name: str, speedup: float, interval: list[float] | None) -> str:
     """A speedup as every page reads it (court's Speedup.difference): where its 95% interval reaches
     within 1% of 1 it is no measurable difference, whatever the median says."""
     if interval and len(interval) == 2 and not (interval[0] > BEATS or interval[1] < 1 / BEATS):
@@ -376,7 +382,7 @@ def _speedup_words(name: str, speedup: float, interval: list | None) -> str:
     return f"{speedup:.2f}x over {name}"
 
 
-def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
+def verdict(evidence: Evidence, *, plan: Plan, limits: Limits) -> Verdict:
     entries, first = checks.run_checks(evidence)
     # The A/A control, read once: the flag and the stated speedups judge the same interval.
     control = flags.aa_control(evidence, plan.bootstrap_resamples)
@@ -398,7 +404,7 @@ def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
             f"{correctness['checked_calls']} checked calls were right)",
         }
         status = TIMEOUT
-        entries = [*entries, {"name": first["name"], "passed": False, "detail": first["detail"]}]
+        entries = [*entries, Check(name=first["name"], passed=False, detail=first["detail"])]
     result = {
         "harness_version": HARNESS_VERSION,
         "status": status,
@@ -417,12 +423,13 @@ def verdict(evidence: Evidence, *, plan, limits) -> Verdict:
     }
     if timing:
         result["timing"] = timing
-    return clean(result)
+    cleaned: Verdict = clean(result)
+    return cleaned
 
 
 def failed_verdict(evidence: Evidence, reason: str) -> Verdict:
     """The verdict when the evidence cannot be judged: an error of the harness's, saying so."""
-    return clean(
+    cleaned: Verdict = clean(
         {
             "harness_version": HARNESS_VERSION,
             "status": "error",
@@ -440,3 +447,4 @@ def failed_verdict(evidence: Evidence, reason: str) -> Verdict:
             "cost": evidence.cost,
         }
     )
+    return cleaned

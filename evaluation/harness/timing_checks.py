@@ -5,6 +5,7 @@ candidate's calls (`leftover_counted_ms`, `charged_rounds`).
 """
 
 import statistics
+from typing import Any
 
 from evaluation.harness import measurement
 from evaluation.harness.check_outcome import Outcome, fail, ok
@@ -22,10 +23,10 @@ UNDER_REPORTED_MS, UNDER_REPORTED_SHARE = 2.0, 0.5
 
 def _overheads_per_call(evidence: Evidence, who: str) -> list[float]:
     bursts = [b for b in evidence.bursts if b["who"] == who and b.get("phase", STEADY) == STEADY and b["round"] > 0]
-    return [(b["wall_ms"] - b["sum_ms"]) / b["calls"] for b in bursts if b.get("sum_ms") is not None and b["calls"]]
+    return [(b["wall_ms"] - sum_ms) / b["calls"] for b in bursts if (sum_ms := b.get("sum_ms")) is not None and b["calls"]]
 
 
-def clock_bound(evidence: Evidence) -> dict | None:
+def clock_bound(evidence: Evidence) -> dict[str, Any] | None:
     """On the CPU, with the control's bursts: the candidate's least overhead per call beyond the control's
     (`excess`), what may be missed (`allowed`), and the host's noise (`noise`, the control's range)."""
     own, control = _overheads_per_call(evidence, CANDIDATE), _overheads_per_call(evidence, CONTROL)
@@ -42,8 +43,8 @@ def clock_bound(evidence: Evidence) -> dict | None:
 
 
 def clock_consistent(evidence: Evidence) -> Outcome | None:
-    calls = [(c.ms, c.wall_ms) for c in evidence.calls if c.ms is not None and c.phase in (TIMED, WARMUP)]
-    calls += [(b["sum_ms"], b["wall_ms"]) for b in evidence.bursts if b.get("sum_ms") is not None]
+    calls = [(ms, c.wall_ms) for c in evidence.calls if (ms := c.ms) is not None and c.phase in (TIMED, WARMUP)]
+    calls += [(sum_ms, b["wall_ms"]) for b in evidence.bursts if (sum_ms := b.get("sum_ms")) is not None]
     if not calls:
         return None
     impossible = measurement.calls_exceeding_wall(calls)
@@ -177,7 +178,7 @@ def charged_rounds(evidence: Evidence, who: str, phase: str = STEADY, charged: f
     return {r: [x + charged for x in xs] for r, xs in evidence.steady_rounds(who, phase).items()}
 
 
-def _settle_excess(evidence: Evidence, floor_ms: float, share: float, phases=(STEADY, DEVICE)) -> str | None:
+def _settle_excess(evidence: Evidence, floor_ms: float, share: float, phases: tuple[str, ...] = (STEADY, DEVICE)) -> str | None:
     for phase in phases:
         found = _drain_excess(evidence, CANDIDATE, phase)
         if found is None:

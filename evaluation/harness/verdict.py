@@ -4,7 +4,10 @@ A verdict is plain JSON-able data. Its top-level keys are the contract; the plat
 whole verdict and indexes a few of its figures (status, speedups, precision tier, flags).
 """
 
-from typing import TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    from evaluation.harness.evidence import VariantCheck
 
 # Bumped whenever a change could alter a verdict; evaluations are unique per version.
 HARNESS_VERSION = "16"
@@ -51,8 +54,8 @@ class Correctness(TypedDict, total=False):
     reference_precision: str  # what the truth was computed in (float64 on the device, the CPU, float32)
     float32_reference_error: float | None  # the problem's own float32 output's error against float64
     output_scale: float  # the float64 reference's output scale (its capped RMS)
-    inputs: list  # the first trial's inputs, described (dtype, shape)
-    shape_check: dict | None  # the check at other sizes of the problem's constants (evidence.VariantCheck)
+    inputs: list[dict[str, Any]]  # the first trial's inputs, described (dtype, shape)
+    shape_check: "VariantCheck | None"  # the check at other sizes of the problem's constants (evidence.VariantCheck)
 
 
 class Measurement(TypedDict):
@@ -82,26 +85,26 @@ class Timing(TypedDict, total=False):
     harness_wake_up_ms: float | None
     # CUDA: the host's own time inside the timed calls, median per measured side (flag host_bound).
     host_ms: dict[str, float]
-    speed_of_light: dict | None  # the reference's FLOPs and bytes over the device's measured rates
-    wall_clock: dict  # the parent's own clock around each whole latency call (not a speed)
+    speed_of_light: dict[str, Any] | None  # the reference's FLOPs and bytes over the device's measured rates
+    wall_clock: dict[str, Any]  # the parent's own clock around each whole latency call (not a speed)
     # 95% intervals of the speedups: where a second verification in fresh processes reads (the rounds'
     # paired bootstrap widened by the device's spread between processes), and which beat their baseline.
     speedup_intervals: dict[str, list[float] | None]
     beats: dict[str, bool]
     # Set where the headline is 1.0 by construction, not by measurement: what was measured, and why.
-    null_result: dict | None
-    control: dict | None  # the A/A control where it ran (flags.aa_control): its speedup, interval, and whether off 1.0
+    null_result: dict[str, Any] | None
+    control: dict[str, Any] | None  # the A/A control where it ran (flags.aa_control): its speedup, interval, and whether off 1.0
     # The rounds' own intervals (one pair of processes), and the device's spread between pairs of
     # processes from its kept A/A controls (measurement.between_process: its relative and absolute parts,
     # and `spread` at `at_ms`, the shortest call of a stated ratio, measurement.spread_at).
     within_process_intervals: dict[str, list[float] | None]
-    between_process: dict
+    between_process: dict[str, Any]
     converged: bool | None  # every interval within the plan's target when the rounds stopped
     stopped_by: str | None  # why the rounds stopped: interval, budget, rounds or wall limit
     # Each measure in full: steady_state, latency (and device_time where measured).
-    measures: dict
+    measures: dict[str, Any]
     # The GPU's clocks, temperature and power state before and after timing (gpu_state.py).
-    gpu: dict | None
+    gpu: dict[str, Any] | None
 
 
 class KernelLaunch(TypedDict):
@@ -143,10 +146,10 @@ class Verdict(TypedDict, total=False):
     flags: list[str]  # notable findings that do not change the status (flags.py)
     flag_details: dict[str, str]  # each flag's detail, in words
     kernels: Kernels  # the kernels a profiled call launched
-    static: dict  # what reading the candidate's source found (static_analysis)
-    problem: dict  # the problem's inspection (degenerate, scale, FLOPs, bytes)
-    env: dict  # the device and software (GPU, driver, CUDA, torch, triton, Python)
-    sandbox: dict  # what confined the candidate's process, and its limits
+    static: dict[str, Any]  # what reading the candidate's source found (static_analysis)
+    problem: dict[str, Any]  # the problem's inspection (degenerate, scale, FLOPs, bytes)
+    env: dict[str, Any]  # the device and software (GPU, driver, CUDA, torch, triton, Python)
+    sandbox: dict[str, Any]  # what confined the candidate's process, and its limits
     log_excerpt: str  # the end of the candidate's log
     # Where the verification's wall time went: seconds per step (start_up, prepare (which inspects
     # the problem beside it), load, check, time, profile, shapes), the time spent waiting for the
