@@ -64,7 +64,12 @@ def test_page_states_a_null_result_and_which_stream_raw_launches_go_to(client):
     verdict = json.loads(json.dumps(VERDICT))
     verdict["timing"]["null_result"] = {"why": "the candidate launched exactly the reference's kernels"}
     verdict["timing"]["speedups"] = {**verdict["timing"]["speedups"], "eager": 1.0}
-    verdict["timing"]["measures"] = {"device_time": {"unavailable": {"candidate": "its graph's replays gave other outputs"}}}
+    steady = {"candidate": {"median_ms": 0.26}, "baselines": {"eager": {"median_ms": 0.5}}, "speedups": {"eager": 1.91}}
+    verdict["timing"]["headline"] = "steady_state"
+    verdict["timing"]["measures"] = {
+        "steady_state": steady,
+        "device_time": {"unavailable": {"candidate": "its graph's replays gave other outputs"}},
+    }
     verdict["static"] = {"stream_safety": {"summary": "every raw launch goes to the legacy default stream"}}
     record_verdict(evaluation, verdict, worker="gpu-host:h100:0")
 
@@ -73,6 +78,9 @@ def test_page_states_a_null_result_and_which_stream_raw_launches_go_to(client):
     assert "1.0x by construction" in content and "exactly the reference&#x27;s kernels" in content
     assert "No device time (candidate): its graph&#x27;s replays gave other outputs" in content
     assert "Stream safety: every raw launch goes to the legacy default stream" in content
+    # The headline measure's row states the verdict's 1.0, not the steady state's own reading.
+    rows = Evaluation.objects.get(pk=evaluation.pk).measure_rows()
+    assert [row["speedup"] for row in rows if row["side"] == "eager"] == [1.0]
 
 
 def test_page_says_why_no_difference_is_stated_and_what_was_measured(client):
