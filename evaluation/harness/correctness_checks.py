@@ -4,6 +4,7 @@ of it: on fresh inputs, during timing (calls chosen in secret) and on a hack rep
 """
 
 import math
+from typing import Any
 
 from evaluation.harness.check_outcome import Outcome, fail, ok
 from evaluation.harness.evidence import DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Call, Evidence
@@ -48,7 +49,9 @@ def output_device(evidence: Evidence) -> Outcome | None:
 def outputs_finite(evidence: Evidence) -> Outcome | None:
     checked = [c for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, PROFILE) if c.checked and not c.replay]
     for call in checked:
-        bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
+        comparison = call.comparison
+        assert comparison is not None  # checked
+        bad = comparison.get("nonfinite", 0) + comparison.get("nonfinite_mismatch", 0)
         if bad:
             return fail(
                 f"{bad} output element(s) are NaN or infinite where the reference is finite (an unwritten "
@@ -58,11 +61,14 @@ def outputs_finite(evidence: Evidence) -> Outcome | None:
 
 
 def within_tolerance(call: Call) -> bool:
-    error = call.comparison.get("max_rel_error")
+    """`call` was compared (Call.checked)."""
+    comparison = call.comparison
+    assert comparison is not None
+    error = comparison.get("max_rel_error")
     return (
-        not call.comparison.get("shape_mismatch")
-        and not call.comparison.get("leaf_count_mismatch")
-        and not call.comparison.get("structure_mismatch")
+        not comparison.get("shape_mismatch")
+        and not comparison.get("leaf_count_mismatch")
+        and not comparison.get("structure_mismatch")
         and error is not None
         and not math.isnan(error)
         and error <= call.tolerance
@@ -75,6 +81,7 @@ UNWRITTEN_SHARE = 0.5
 
 def _describe_miss(call: Call) -> str:
     comparison = call.comparison
+    assert comparison is not None  # only a compared call misses
     if comparison.get("structure_mismatch"):
         got, expected = comparison["structure_mismatch"]
         missing = "; ".join(comparison.get("uncaptured") or [])
@@ -94,7 +101,7 @@ def _describe_miss(call: Call) -> str:
             "left behind, is not the call's)"
         )
     error = comparison.get("max_rel_error")
-    worst = next((leaf for leaf in comparison.get("leaves", []) if leaf.get("max_rel_error") == error), {})
+    worst: dict[str, Any] = next((leaf for leaf in comparison.get("leaves", []) if leaf.get("max_rel_error") == error), {})
     where = (
         f" at index {worst.get('worst_index', [])} (got {_show(worst['worst_values'][0])}, expected "
         f"{_show(worst['worst_values'][1])})"
@@ -119,7 +126,7 @@ def outputs_match_reference(evidence: Evidence) -> Outcome | None:
             return fail(f"on fresh inputs (checked call {number}) the {_describe_miss(call)}")
     against = (
         "float32 eager output (see float32_reference_inexact)"
-        if any(c.comparison.get("against") == "float32" for c in checked)
+        if any(c.comparison is not None and c.comparison.get("against") == "float32" for c in checked)
         else "float64 reference"
     )
     return ok(f"{len(checked)} fresh input sets match the {against}") if checked else None
@@ -136,9 +143,10 @@ def timed_outputs_match_reference(evidence: Evidence) -> Outcome | None:
 def proof_inputs(evidence: Evidence) -> Outcome | None:
     calls = evidence.candidate_calls(PROOF)
     for call in calls:
-        if not call.checked:
+        comparison = call.comparison
+        if comparison is None:  # not checked
             continue
-        bad = call.comparison.get("nonfinite", 0) + call.comparison.get("nonfinite_mismatch", 0)
+        bad = comparison.get("nonfinite", 0) + comparison.get("nonfinite_mismatch", 0)
         if bad or not within_tolerance(call):
             detail = f"{bad} NaN or infinite elements" if bad else _describe_miss(call)
             return fail(f"on the hack report's proof inputs the candidate is wrong: {detail}")

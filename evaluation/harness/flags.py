@@ -31,7 +31,7 @@ def tiny_outputs(evidence: Evidence) -> str | None:
 
 
 def float32_reference_inexact(evidence: Evidence) -> str | None:
-    held = [c for c in evidence.candidate_calls() if c.checked and c.comparison.get("against") == "float32"]
+    held = [c for c in evidence.candidate_calls() if c.comparison is not None and c.comparison.get("against") == "float32"]
     if not held:
         return None
     error = reference_float32_error(evidence)
@@ -57,21 +57,23 @@ def stateful_problem(evidence: Evidence) -> str | None:
 
 
 def _worst_error(evidence: Evidence) -> float | None:
-    errors = [
+    compared = [
         c.comparison.get("max_rel_error")
         for c in evidence.candidate_calls(TRIAL, TIMED, STEADY, DEVICE, WARMUP, PROFILE)
-        if c.checked and not c.replay  # a graph's replays show whether the graph is the call, not precision
+        # a graph's replays show whether the graph is the call, not precision
+        if c.comparison is not None and not c.replay
     ]
-    errors = [e for e in errors if e is not None]
+    errors: list[float] = [e for e in compared if e is not None]
     return max(errors) if errors else None
 
 
 def reference_float32_error(evidence: Evidence) -> float | None:
-    errors = [
+    reported = [
         (c.reference or {}).get("float32_error", {}).get("max_rel_error") for c in evidence.candidate_calls() if c.reference
     ]
-    errors = [e for e in errors if e is not None]
-    return max(errors) if errors else (evidence.problem or {}).get("float32_error", {}).get("max_rel_error")
+    errors: list[float] = [e for e in reported if e is not None]
+    problem_error: float | None = (evidence.problem or {}).get("float32_error", {}).get("max_rel_error")
+    return max(errors) if errors else problem_error
 
 
 def reduced_precision(evidence: Evidence) -> str | None:
@@ -141,7 +143,7 @@ def sol_floor(evidence: Evidence) -> dict[str, Any] | None:
 
 def beyond_speed_of_light(evidence: Evidence) -> str | None:
     floor, median = sol_floor(evidence), steady_ms(evidence)
-    if speed_of_light.beyond(median, floor):
+    if floor is not None and speed_of_light.beyond(median, floor):
         return (
             f"the candidate's {median:.4g} ms is under the speed-of-light floor of {floor['floor_ms']:.4g} ms "
             f"({floor['bound']}-bound: {floor['flops']:.3g} FLOPs, {floor['bytes']:.3g} bytes)"
@@ -221,8 +223,12 @@ def control_off(evidence: Evidence, control: dict[str, Any] | None) -> str | Non
 
 
 def shape_specialized(evidence: Evidence) -> str | None:
-    variant = evidence.variant or {}
-    return f"right at the published sizes only: {variant['detail']}" if variant.get("status") == "failed" else None
+    variant = evidence.variant
+    return (
+        f"right at the published sizes only: {variant['detail']}"
+        if variant is not None and variant.get("status") == "failed"
+        else None
+    )
 
 
 def clock_unbounded(evidence: Evidence) -> str | None:

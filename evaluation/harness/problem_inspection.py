@@ -25,6 +25,8 @@ class ProblemInspection:
     """The problem's inspection and its other sizes.
     A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
 
+    eager_ms: float | None  # set in `Verification.__init__`; eager's median call, once inspected
+
     def refuse_oversized(self: "Inspecting") -> None:
         """A problem whose inputs cannot fit is refused before any process starts."""
         estimate = problem_shapes.input_bytes(self.problem_source)

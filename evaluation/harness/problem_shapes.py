@@ -8,6 +8,7 @@ finds kernels that assume a multiple of the vector width without checking.
 """
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,7 @@ def size_constants(source: str) -> list[SizeConstant]:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1:
             continue
         target, value = node.targets[0], node.value
-        pairs = []
+        pairs: list[tuple[ast.expr, ast.expr]] = []
         if isinstance(target, ast.Name):
             pairs = [(target, value)]
         elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
@@ -91,7 +92,7 @@ _ITEM_BYTES = {
     "complex64": 8,
     "complex128": 16,
 }
-_OPERATORS = {
+_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
@@ -106,7 +107,7 @@ class _Unknown(Exception):
     pass
 
 
-def _evaluate(node: ast.AST, names: dict[str, Any]):
+def _evaluate(node: ast.AST, names: dict[str, Any]) -> Any:
     """Numbers, names already bound, tuples and arithmetic: nothing else is evaluated."""
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value
@@ -132,7 +133,7 @@ def _evaluate(node: ast.AST, names: dict[str, Any]):
     raise _Unknown
 
 
-def _bind(statements, names: dict[str, Any]) -> None:
+def _bind(statements: list[ast.stmt], names: dict[str, Any]) -> None:
     for node in statements:
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
@@ -148,7 +149,7 @@ def _bind(statements, names: dict[str, Any]) -> None:
                         names[element.id] = item
 
 
-def _tensor_bytes(node: ast.AST, names: dict[str, Any], tensors: dict[str, Any]) -> tuple[int, str]:
+def _tensor_bytes(node: ast.AST, names: dict[str, Any], tensors: dict[str, tuple[int, str]]) -> tuple[int, str]:
     """(bytes, description) of one created tensor: torch.randn(...) and the like, possibly followed
     by .half() / .to(dtype) / .cuda(), or a local name bound to one."""
     if isinstance(node, ast.Name) and node.id in tensors:
@@ -194,7 +195,7 @@ def _tensor_bytes(node: ast.AST, names: dict[str, Any], tensors: dict[str, Any])
         if "size" in keywords:
             shape = _evaluate(keywords["size"], names)
         else:
-            parts = []
+            parts: list[Any] = []
             for arg in positional:
                 value = _evaluate(arg.value if isinstance(arg, ast.Starred) else arg, names)
                 parts.extend(value if isinstance(value, tuple) else [value])
@@ -222,7 +223,7 @@ def input_bytes(source: str) -> tuple[int, str] | None:
     if function is None:
         return None
     local = dict(names)
-    tensors: dict[str, Any] = {}
+    tensors: dict[str, tuple[int, str]] = {}
     total, details = 0, []
     for statement in function.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):

@@ -106,7 +106,8 @@ class Entry:
 
     @property
     def status(self) -> str:
-        return self.verdict["status"]
+        status: str = self.verdict["status"]
+        return status
 
     @property
     def failed_check(self) -> str | None:
@@ -122,15 +123,18 @@ class Release:
 
     @property
     def name(self) -> str:
-        return self.header["name"]
+        name: str = self.header["name"]
+        return name
 
     @property
     def arch(self) -> str:
-        return self.header["arch"]
+        arch: str = self.header["arch"]
+        return arch
 
     @property
     def harness_version(self) -> str:
-        return self.header["harness"]["version"]
+        version: str = self.header["harness"]["version"]
+        return version
 
 
 def harness_order(version: str) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ import json
 import math
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,10 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip().startswith("{")]
 
 
-def geomean(values: list[float]) -> float | None:
-    values = [v for v in values if isinstance(v, (int, float)) and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+def geomean(values: Iterable[object]) -> float | None:
+    """Of the positive numbers among `values`: anything else (a claim the publisher did not make: None) is left out."""
+    numbers = [v for v in values if isinstance(v, (int, float)) and v > 0]
+    return math.exp(sum(math.log(v) for v in numbers) / len(numbers)) if numbers else None
 
 
 def _shown(value: float | None, digits: int = 2) -> str:
