@@ -33,7 +33,19 @@ def test_the_report_tells_the_problem_s_own_code_from_a_rewrite_by_the_cuda_l1_f
     shown = release_report.report(tmp_path)
 
     assert "kinds (verified of all): unchanged 1/1" in shown
-    assert "level 3: eager 1.00/- (n=1)" in shown
+    assert "level 3: eager -/- (n=0), ours alone over all 1.00 (n=1)" in shown
+
+
+def test_ours_and_the_claims_are_compared_over_the_same_entries():
+    # An entry the publisher made no claim for would have weighed in ours and not in theirs.
+    def entry(speedup, claim):
+        timing = {"speedups": {"eager": speedup}}
+        claims = {"scores": {release_report.CLAIMED_AS["eager"]: claim}} if claim else None
+        return {"level": 1, "claims": claims, "verdict": {"status": "verified", "timing": timing}}
+
+    lines = release_report.speedups_by_level([entry(2.0, 4.0), entry(8.0, None)])
+
+    assert lines[1] == "  level 1: eager 2.00/4.00 (n=1), ours alone over all 4.00 (n=2)"
 
 
 def test_the_report_splits_the_timing_by_measure():
