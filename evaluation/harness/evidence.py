@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
-from evaluation.harness.verdict import Cost
+from evaluation.harness.verdict import Cost, VariantCheck
 
 CANDIDATE = "candidate"
 REFERENCE = "reference"
@@ -133,14 +133,6 @@ class Idle(TypedDict):
     quiet_cpu_ms: float  # its CPU time in them
     frozen: NotRequired[bool]  # whether it was frozen at every rest (its control group's freezer)
     busy_threads: NotRequired[list[str]]  # threads not the harness's own that ran in a quiet window
-
-
-class VariantCheck(TypedDict):
-    """The check at other sizes of the problem's constants (problem_inspection.shapes)."""
-
-    status: str  # passed, failed or untestable
-    detail: str  # what was found, or why it could not be tried
-    constants: NotRequired[dict[str, Any]]  # the sizes tried, where the reference ran at them
 
 
 class SteadyRun(TypedDict, total=False):

@@ -4,10 +4,7 @@ A verdict is plain JSON-able data. Its top-level keys are the contract; the plat
 whole verdict and indexes a few of its figures (status, speedups, precision tier, flags).
 """
 
-from typing import TYPE_CHECKING, Any, TypedDict
-
-if TYPE_CHECKING:
-    from evaluation.harness.evidence import VariantCheck
+from typing import Any, NotRequired, TypedDict
 
 # Bumped whenever a change could alter a verdict; evaluations are unique per version.
 HARNESS_VERSION = "16"
@@ -37,6 +34,14 @@ class Check(TypedDict):
     detail: str  # what it found, in words; a failure's is the verdict's reason
 
 
+class VariantCheck(TypedDict):
+    """The check at other sizes of the problem's constants (problem_inspection.shapes)."""
+
+    status: str  # passed, failed or untestable
+    detail: str  # what was found, or why it could not be tried
+    constants: NotRequired[dict[str, Any]]  # the sizes tried, where the reference ran at them
+
+
 class Correctness(TypedDict, total=False):
     """How right the candidate was, over every compared call (scoring._correctness)."""
 
@@ -55,7 +60,7 @@ class Correctness(TypedDict, total=False):
     float32_reference_error: float | None  # the problem's own float32 output's error against float64
     output_scale: float  # the float64 reference's output scale (its capped RMS)
     inputs: list[dict[str, Any]]  # the first trial's inputs, described (dtype, shape)
-    shape_check: "VariantCheck | None"  # the check at other sizes of the problem's constants (evidence.VariantCheck)
+    shape_check: VariantCheck | None  # the check at other sizes of the problem's constants
 
 
 class Measurement(TypedDict):
