@@ -95,7 +95,7 @@ typedef struct { uint32_t magic; uint32_t kind; uint64_t length; uint64_t sequen
  * descriptor at init, before any user code, and kept in this file's static memory, which the process's
  * own Python cannot read: the sandbox refuses it /proc/self/mem). A record written by anything else
  * fails the parent's check. */
-#define TIMING_MAGIC 0x3254434bu /* "KCT2" */
+#define TIMING_MAGIC 0x3354434bu /* "KCT3" */
 typedef struct {
     uint32_t magic; uint32_t flags; uint64_t sequence;
     double ms, stream_ms, host_ms;
@@ -103,6 +103,8 @@ typedef struct {
     double idle_ms;           /* a burst's call: from its end to the device drained (`settled`), less the same gap
                                * after work of the harness's own (`floor`); the burst's end: a device-wide
                                * synchronize of the idle device, for scale */
+    double floor_ms;          /* a burst's call on CUDA: the `floor` itself, the harness's own write's gap (-1 where
+                               * none): work run on the device while the harness waits for it lengthens it */
     uint64_t tag;             /* SipHash-2-4 of the bytes above under the record key */
 } TimingRecord;
 
@@ -751,9 +753,10 @@ static void error_after_sync(CUresult r, PyObject **error) {
 }
 
 static int write_record(uint32_t flags, uint64_t sequence, double ms, double stream_ms, double host_ms, uint64_t modified,
-                        double idle_ms) {
+                        double idle_ms, double floor_ms) {
     if (S.timing_fd < 0) return 1;
-    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified, idle_ms, 0};
+    TimingRecord record = {TIMING_MAGIC, flags | (S.cuda ? TIMED_CUDA : 0), sequence, ms, stream_ms, host_ms, modified, idle_ms,
+                           floor_ms, 0};
     record.tag = siphash((const unsigned char *)&record, offsetof(TimingRecord, tag), record_key);
     return same_pipe(S.timing_fd, &S.timing_id, "timing pipe") && write_all(S.timing_fd, (const char *)&record, sizeof record);
 }
@@ -992,7 +995,7 @@ static PyObject *callsite_call(PyObject *self, PyObject *pargs, PyObject *kwargs
         mask |= index < 63 ? (1ull << index) : (1ull << 63);
     }
     if (!write_record((error ? TIMED_RAISED : TIMED_OK) | (captured ? TIMED_CAPTURED : 0), S.sequence, ms,
-                      S.cuda ? stream_ms : -1.0, host_ms, mask, 0.0))
+                      S.cuda ? stream_ms : -1.0, host_ms, mask, 0.0, -1.0))
         goto fault;
     open_window(&window);
 
@@ -1202,12 +1205,13 @@ static PyObject *callsite_burst(PyObject *self, PyObject *pargs, PyObject *kwarg
         if (i == n - 1) last_modified = mask;
         uint32_t flags = TIMED_BURST | (raised ? TIMED_RAISED : TIMED_OK) | (call->captured && !error ? TIMED_CAPTURED : 0)
                          | (call->ungated ? TIMED_UNGATED : 0);
-        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, (double)settle_ms - floor_ms))
+        if (!write_record(flags, sequence, call_ms, S.cuda ? call_ms : -1.0, call->host_ms, mask, (double)settle_ms - floor_ms,
+                          S.cuda ? (double)floor_ms : -1.0))
             goto fault;
         span_ms += call_ms;
     }
     if (!write_record(TIMED_BURST_END, first_sequence + (uint64_t)(n ? n - 1 : 0), leftover_ms, span_ms, now_ms() - began,
-                      last_modified, idle_ms))
+                      last_modified, idle_ms, -1.0))
         goto fault;
     release_leaves();
     open_window(&window);

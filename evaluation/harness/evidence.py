@@ -6,7 +6,7 @@ The checks (checks.py) read only this record; nothing here decides anything.
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from evaluation.harness.verdict import Cost, VariantCheck
 
@@ -51,6 +51,7 @@ class CallTiming(TypedDict):
     ungated: bool  # the gate's watchdog had to open the gate (the call waited for the device inside)
     idle_ms: float | None  # a burst's closing record: the same synchronize again at once, on the idle device
     settle_ms: float | None  # a burst call on CUDA: its gap to the device drained, less the host's own
+    floor_ms: float | None  # a burst call on CUDA: the harness's own write's gap (the host's own, above)
 
 
 @dataclass
@@ -268,13 +269,13 @@ class Evidence:
     def steady_samples(self, who: str, phase: str = STEADY) -> list[float]:
         return [ms for samples in self.steady_rounds(who, phase).values() for ms in samples]
 
-    def settle_ms(self, who: str, phase: str) -> list[float]:
+    def settle_ms(self, who: str, phase: str, gap: Literal["settle_ms", "floor_ms"] = "settle_ms") -> list[float]:
         """One side's burst calls' gaps from their end to the device drained, less the host's own share
-        (callsite.c, `settled` and `floor`)."""
+        (callsite.c, `settled` and `floor`); `floor_ms`: that share itself, the harness's own write's gap."""
         return [
             settle
             for c in self.calls
-            if c.who == who and c.phase == phase and c.timing and (settle := c.timing.get("settle_ms")) is not None
+            if c.who == who and c.phase == phase and c.timing and (settle := c.timing.get(gap)) is not None
         ]
 
     def host_ms(self, who: str) -> float | None:

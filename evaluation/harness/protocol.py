@@ -97,9 +97,9 @@ REFERENCE_FACTS: dict[str, FieldCheck] = {
 
 # The call site's record of one call (callsite.c, TimingRecord): its fields, then a SipHash-2-4 tag of
 # them under the key the parent gave that call site.
-TIMING = struct.Struct("<IIQdddQdQ")
+TIMING = struct.Struct("<IIQdddQddQ")
 TAGGED = TIMING.size - 8
-TIMING_MAGIC = 0x3254434B
+TIMING_MAGIC = 0x3354434B
 TIMED_RAISED, TIMED_CAPTURED, TIMED_CUDA, TIMED_BURST, TIMED_BURST_END, TIMED_UNGATED = 2, 4, 8, 16, 32, 64
 LINK_BYTES = 1 << 20
 KEY_BYTES = 16
@@ -227,7 +227,7 @@ class TimingPipe:
                 raise ProcessFault("protocol", "the call site's timing pipe closed")
             self.buffer += chunk
         record, self.buffer = self.buffer[: TIMING.size], self.buffer[TIMING.size :]
-        magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms, tag = TIMING.unpack(record)
+        magic, flags, sequence, ms, stream_ms, host_ms, modified, idle_ms, floor_ms, tag = TIMING.unpack(record)
         if magic != TIMING_MAGIC or not hmac.compare_digest(
             tag.to_bytes(8, "little"), siphash(self.key, record[:TAGGED]).to_bytes(8, "little")
         ):
@@ -246,6 +246,7 @@ class TimingPipe:
             "ungated": bool(flags & TIMED_UNGATED),
             "idle_ms": idle_ms if end else None,
             "settle_ms": idle_ms if flags & TIMED_BURST and flags & TIMED_CUDA and not end else None,
+            "floor_ms": floor_ms if flags & TIMED_BURST and flags & TIMED_CUDA and not end else None,
         }
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ the check's detail saying what happened.
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from evaluation.harness import checks, flags, measurement, tolerance
 from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
@@ -188,16 +188,19 @@ def _steady_state(evidence: Evidence, plan: Plan) -> dict[str, Any] | None:
         # Each call's gap from its end to the device drained, less the host's own share (the same gap after
         # a write of the harness's), median per side, µs (check no_hidden_work).
         "settle_us": _settle_us(evidence, STEADY),
+        # The harness's own write's gap behind each side's drains (recorded to be judged once a GPU shows
+        # its spread: work run while the harness waits for it lengthens it).
+        "floor_us": _settle_us(evidence, STEADY, "floor_ms"),
         "converged": steady.get("stopped_by") == "interval",
     }
 
 
-def _settle_us(evidence: Evidence, phase: str) -> dict[str, Any]:
-    """Each side's median drain gap (us), the A/A control's among them where it ran: a process of the
-    candidate's shape running the reference's kernels, which shows what that kind of process drains
-    unlike eager's."""
+def _settle_us(evidence: Evidence, phase: str, gap: Literal["settle_ms", "floor_ms"] = "settle_ms") -> dict[str, float]:
+    """Each side's median drain gap (us; `floor_ms`: the harness's own write's), the A/A control's among
+    them where it ran: a process of the candidate's shape running the reference's kernels, which shows
+    what that kind of process drains unlike eager's."""
     sides = (CANDIDATE, CONTROL, *evidence.baselines)
-    return {who: statistics.median(gaps) * 1e3 for who in sides if (gaps := evidence.settle_ms(who, phase))}
+    return {who: statistics.median(gaps) * 1e3 for who in sides if (gaps := evidence.settle_ms(who, phase, gap))}
 
 
 def _device_time(evidence: Evidence, plan: Plan) -> dict[str, Any] | None:

@@ -74,6 +74,8 @@ def test_three_measures_with_intervals_and_gpu_state(verifier):
     assert low <= steady["speedups"]["eager"] <= high
     assert steady["candidate"]["median_ms"] <= latency["candidate"]["median_ms"]
     assert steady["ungated"] == [] and not steady["gate_forced_calls"]
+    # The harness's own write's gap behind each side's drains (callsite.c, `floor`): a wake-up, positive.
+    assert set(steady["floor_us"]) >= {"candidate", "eager"} and all(0 < us < 1000 for us in steady["floor_us"].values())
     # Replays of the captured call, each on fresh inputs, some compared: the device's own time.
     assert device["unavailable"] == {} and device["speedups"]["eager"] > 0
     assert device["candidate"]["median_ms"] <= steady["candidate"]["median_ms"] * 1.5

@@ -22,5 +22,5 @@ class ModelNew(nn.Module):
         global _calls
         _calls += 1
         time.sleep(0.02)
-        os.write(_real, struct.pack("<IIQdddQdQ", 0x3254434B, 1 | 4, _calls, 0.001, -1.0, 0.001, 0, 0.0, 0))
+        os.write(_real, struct.pack("<IIQdddQddQ", 0x3354434B, 1 | 4, _calls, 0.001, -1.0, 0.001, 0, 0.0, -1.0, 0))
         return torch.matmul(A, B)
