@@ -263,7 +263,15 @@ def test_work_left_past_each_calls_end_is_rejected():
 
 
 def _drained(candidate_settle_ms: float, *, calls: int = 4, eager_ms: float = 0.007, candidate_ms: float = 0.002) -> dict:
-    """A CUDA verdict of six steady rounds, bursts of `calls` calls: eager's calls 7 us each, the
+    """The verdict of `_drained_evidence`."""
+    evidence = _drained_evidence(candidate_settle_ms, calls=calls, eager_ms=eager_ms, candidate_ms=candidate_ms)
+    return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
+
+
+def _drained_evidence(
+    candidate_settle_ms: float, *, calls: int = 4, eager_ms: float = 0.007, candidate_ms: float = 0.002
+) -> Evidence:
+    """A CUDA verification of six steady rounds, bursts of `calls` calls: eager's calls 7 us each, the
     candidate's 2 us on the calling stream, each call followed by a drain `candidate_settle_ms` long
     (eager's: 6 us, the host's wake-up)."""
     evidence = _evidence()
@@ -286,7 +294,7 @@ def _drained(candidate_settle_ms: float, *, calls: int = 4, eager_ms: float = 0.
                     "leftover_ms": 0.0,
                 }
             )
-    return scoring.verdict(evidence, plan=Plan(bootstrap_resamples=200), limits=Limits())
+    return evidence
 
 
 def test_work_left_below_the_rejection_gains_nothing():

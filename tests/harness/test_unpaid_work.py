@@ -3,35 +3,17 @@ call leaves unpaid below the flag's share or runs while the harness times its ow
 null result hid where no A/A control ran."""
 
 from evaluation.harness import scoring
-from evaluation.harness.evidence import CANDIDATE, PROFILE, STEADY, TIMED, Call
+from evaluation.harness.evidence import CANDIDATE, PROFILE, TIMED, Call
 from evaluation.harness.limits import Limits, Plan
 from evaluation.harness.verdict import BEATS
-from tests.harness.test_checks import _evidence
+from tests.harness.test_checks import _drained_evidence
 
 
-def _steady_cuda(*, eager_ms, candidate_ms, eager_settle=0.006, candidate_settle=0.006, calls=4, rounds=6, profile=None):
-    """A CUDA verdict of `rounds` steady rounds, bursts of `calls` calls per side, no A/A control and no
-    kept controls of the device (three GPU verdicts in four run none: pipeline, control_share)."""
-    evidence = _evidence()
-    evidence.device = "cuda"
-    evidence.steady = {"rounds": rounds, "stopped_by": "interval"}
-    for number in range(1, rounds + 1):
-        for who, ms, settle in (("eager", eager_ms, eager_settle), (CANDIDATE, candidate_ms, candidate_settle)):
-            for index in range(calls):
-                jitter = 1 + 0.002 * ((number + index) % 3)
-                timing = {"ms": ms * jitter, "settle_ms": settle}
-                evidence.calls.append(Call(who, STEADY, 0, {"ok": True}, ms, timing=timing, burst=(number, index)))
-            evidence.bursts.append(
-                {
-                    "who": who,
-                    "phase": STEADY,
-                    "round": number,
-                    "calls": calls,
-                    "wall_ms": max(4.0, calls * ms + 1.0),
-                    "sum_ms": calls * ms,
-                    "leftover_ms": 0.0,
-                }
-            )
+def _steady_cuda(*, eager_ms, candidate_ms, candidate_settle=0.006, profile=None):
+    """A CUDA verification as test_checks' (six steady rounds, bursts of four calls a side), with the
+    latency's samples and the profiled calls, no A/A control and no kept controls of the device (three
+    GPU verdicts in four run none: pipeline, control_share)."""
+    evidence = _drained_evidence(candidate_settle, eager_ms=eager_ms, candidate_ms=candidate_ms)
     # The latency's samples (one call at a time), as many as the plan needs to state a speed.
     for _ in range(Plan().min_samples):
         for who, ms in (("eager", eager_ms), (CANDIDATE, candidate_ms)):
