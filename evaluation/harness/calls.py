@@ -3,8 +3,7 @@ call of a side on fresh inputs from the reference process, its comparison there,
 under, and the checking steps made of such calls (`trials`, `proof`).
 """
 
-import random
-from typing import TYPE_CHECKING, Any, NoReturn, overload
+from typing import Any
 
 from evaluation.harness import scoring
 from evaluation.harness.evidence import (
@@ -19,62 +18,20 @@ from evaluation.harness.evidence import (
     VARIANT,
     WARMUP,
     Call,
-    CallTiming,
-    Evidence,
     Fault,
 )
-from evaluation.harness.limits import Limits, Plan
-from evaluation.harness.process_requests import PROOF_SIDE, Message, Reply, Sent, Stop
+from evaluation.harness.process_requests import PROOF_SIDE, Stop
+from evaluation.harness.verifying import Message, Part
 
 # Every check reads all the evidence so far: in the timing loop they run after each compared call and
 # every CHECK_EVERY calls (and once after the loop), not after each.
 CHECK_EVERY = 16
 
 
-class Calls:
+class Calls(Part):
     """Loading, instantiating, calling and comparing.
-    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
-
-    # Of `pipeline.Verification`'s state (set in its `__init__`), what this part reads and writes.
-    proof_source: str | None
-    limits: Limits
-    plan: Plan
-    evidence: Evidence
-    rng: random.SystemRandom
-    control: bool
-    building: bool
-    unchecked: int
-    eager_ms: float | None
-    max_output_bytes: int
-
-    if TYPE_CHECKING:
-        # Of the other parts (process_requests.ProcessRequests, processes.Processes).
-        def seed(self) -> int: ...
-        def ask(
-            self, side: str, stage: str, message: Message, limit: float | None = None, limit_name: str | None = None
-        ) -> Reply: ...
-        def send(self, side: str, stage: str, message: Message) -> Sent: ...
-        def receive(self, sent: Sent, limit: float | None = None, limit_name: str | None = None) -> Reply: ...
-        def timed_ask(
-            self,
-            side: str,
-            stage: str,
-            message: Message,
-            limit: float | None = None,
-            limit_name: str | None = None,
-            *,
-            watch_idle: bool = False,
-        ) -> tuple[Reply, float]: ...
-        @overload
-        def read_timing(self, side: str, stage: str, burst: None = None) -> CallTiming: ...
-        @overload
-        def read_timing(self, side: str, stage: str, burst: int) -> tuple[list[CallTiming], CallTiming]: ...
-        def read_timing(
-            self, side: str, stage: str, burst: int | None = None
-        ) -> CallTiming | tuple[list[CallTiming], CallTiming]: ...
-        def _candidate_error(self, stage: str, reply: Reply) -> NoReturn: ...
-        def _stop_if_failed(self) -> None: ...
-        def path(self, side: str, name: str) -> str: ...
+    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`); typed
+    as the whole (verifying.Verifying)."""
 
     def needs_jit(self) -> bool:
         """Whether the candidate may compile at its first call (torch.compile, Triton, a lazy load_inline)."""

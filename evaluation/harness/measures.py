@@ -3,10 +3,8 @@ steady state's rounds of bursts (`steady`, `burst`) with the GPU's state around 
 of captured graphs' replays (`device_time`), and the profile of one call of each side.
 """
 
-import random
 import time
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, cast
 
 from evaluation.harness import baseline_cache, checks, measurement
 from evaluation.harness.evidence import (
@@ -20,106 +18,23 @@ from evaluation.harness.evidence import (
     TIMED,
     WARMUP,
     Call,
-    CallTiming,
     DeviceTimeRun,
-    Evidence,
     Fault,
     SteadyRun,
 )
 from evaluation.harness.process_requests import Stop
+from evaluation.harness.verifying import Part
 
 if TYPE_CHECKING:
     from evaluation.harness.gpu_state import Gpu
-    from evaluation.harness.limits import Limits, Plan
-    from evaluation.harness.protocol import TimingPipe
 
 
-class Verifying(Protocol):
-    """What the parts of `pipeline.Verification` (this one, problem_inspection's) use of the whole: its
-    state (set in its `__init__` and `start_up`) and the other parts' methods. For type checking only:
-    each part's methods take `self` as this."""
-
-    @property
-    def evidence(self) -> Evidence: ...
-    @property
-    def limits(self) -> "Limits": ...
-    @property
-    def plan(self) -> "Plan": ...
-    @property
-    def device(self) -> str: ...
-    @property
-    def problem_source(self) -> str: ...
-    @property
-    def cache_dir(self) -> str | None: ...
-    @property
-    def env_key(self) -> dict[str, Any] | None: ...
-    @property
-    def described(self) -> dict[str, Any]: ...
-    @property
-    def timing(self) -> "dict[str, TimingPipe]": ...
-    @property
-    def rng(self) -> random.Random: ...
-    @property
-    def deadline(self) -> float: ...
-    @property
-    def control(self) -> bool: ...
-    @property
-    def ungated(self) -> set[str]: ...
-
-    eager_ms: float | None
-    max_output_bytes: int
-    poison_outputs: bool
-
-    # process_requests.ProcessRequests
-    def seed(self) -> int: ...
-    def ask(
-        self, side: str, stage: str, message: dict[str, Any], limit: float | None = None, limit_name: str | None = None
-    ) -> dict[str, Any]: ...
-    def send(self, side: str, stage: str, message: dict[str, Any]) -> tuple[Any, ...]: ...
-    def receive(self, sent: tuple[Any, ...], limit: float | None = None, limit_name: str | None = None) -> dict[str, Any]: ...
-    def timed_ask(
-        self,
-        side: str,
-        stage: str,
-        message: dict[str, Any],
-        limit: float | None = None,
-        limit_name: str | None = None,
-        *,
-        watch_idle: bool = False,
-    ) -> tuple[dict[str, Any], float]: ...
-    def read_timing(self, side: str, stage: str, burst: int) -> tuple[list[CallTiming], CallTiming]: ...
-    def _candidate_error(self, stage: str, reply: dict[str, Any]) -> NoReturn: ...
-    def _stop_if_failed(self) -> None: ...
-
-    # processes.Processes
-    def path(self, side: str, name: str) -> str: ...
-
-    # calls.Calls
-    def call_limit(self) -> tuple[float, str]: ...
-    def instantiate(self, seed: int, variant: dict[str, Any] | None = None, *, first: bool = False) -> None: ...
-    def call(
-        self, who: str, phase: str, *, compare: bool = False, variant: dict[str, Any] | None = None, profile: bool = False
-    ) -> Call: ...
-    def compare(self, call: Call) -> None: ...
-
-    # pipeline.Verification
-    def step(self, name: str, into: Literal["steps_s", "timing_s"] = "steps_s") -> AbstractContextManager[None]: ...
-
-    # Measures
-    def timed_sides(self) -> list[str]: ...
-    def steady_sides(self) -> list[str]: ...
-    def burst_size(self) -> int: ...
-    def burst(self, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY) -> list[Call]: ...
-    def steady(self, gpu: "Gpu | None" = None, phase: str = STEADY, sides: list[str] | None = None) -> SteadyRun: ...
-    def device_time(self) -> None: ...
-    def profiles(self) -> bool: ...
-
-
-class Measures:
+class Measures(Part):
     """What a verification times.
-    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
+    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`); typed
+    as the whole (verifying.Verifying)."""
 
-    def measure_rates(self: Verifying) -> None:
+    def measure_rates(self) -> None:
         """The device's ceilings, measured twice in the baseline process (no user code is loaded in any
         process yet, and the device lock keeps other verifications off the device), and kept for later
         verifications only where the two agree: each figure, never lowered by a later measurement, is
@@ -135,13 +50,13 @@ class Measures:
         else:
             self.evidence.cost["rates_not_kept"] = "two measurements of the device's ceilings disagreed"
 
-    def timed_sides(self: Verifying) -> list[str]:
+    def timed_sides(self) -> list[str]:
         ready = (self.evidence.prepared or {}).get("baselines", {})
         return [CANDIDATE] + [
             b for b in self.evidence.baselines if b not in self.evidence.cached_baselines and ready.get(b) == "ready"
         ]
 
-    def time(self: Verifying) -> None:
+    def time(self) -> None:
         """Shuffled rounds until every median is stable, then `timed_checks` closing rounds in which
         every candidate call is compared too; besides, any timed call is compared at random. The
         closing rounds are timed like the others and count as samples."""
@@ -181,11 +96,11 @@ class Measures:
                 break
         self._stop_if_failed()
 
-    def steady_sides(self: Verifying) -> list[str]:
+    def steady_sides(self) -> list[str]:
         """The steady state's sides: the timed ones, and the A/A control where it runs."""
         return self.timed_sides() + ([CONTROL] if self.control else [])
 
-    def burst_size(self: Verifying) -> int:
+    def burst_size(self) -> int:
         """The most calls a burst makes: within the plan's bytes for the inputs and outputs a burst
         holds at once (each call's outputs are kept, and staged on the host, until it ends) and within
         `burst_ms` of the eager reference's time."""
@@ -194,9 +109,7 @@ class Measures:
         by_time = self.plan.burst_ms / self.eager_ms if self.eager_ms else self.plan.burst_calls
         return max(1, min(self.plan.burst_calls, int(self.plan.burst_bytes // per_call), int(by_time)))
 
-    def burst(
-        self: Verifying, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY
-    ) -> list[Call]:
+    def burst(self, who: str, count: int, round_number: int, compare_probability: float, phase: str = STEADY) -> list[Call]:
         """`count` calls of one side back to back (callsite.c, burst); which of the candidate's are
         compared is drawn once they have all returned. DEVICE: replays of the side's captured call."""
         seeds = [self.seed() for _ in range(count)]
@@ -285,7 +198,7 @@ class Measures:
         self._stop_if_failed()
         return calls
 
-    def measure_steady(self: Verifying) -> None:
+    def measure_steady(self) -> None:
         """The steady state with the GPU's state read around it (and its clocks locked, where allowed)."""
         if self.device != "cuda":
             with self.step("steady_state", into="timing_s"):
@@ -304,7 +217,7 @@ class Measures:
             self.evidence.gpu["after"] = gpu.read()
             gpu.unlock()
 
-    def steady(self: Verifying, gpu: "Gpu | None" = None, phase: str = STEADY, sides: list[str] | None = None) -> SteadyRun:
+    def steady(self, gpu: "Gpu | None" = None, phase: str = STEADY, sides: list[str] | None = None) -> SteadyRun:
         """Rounds of bursts, each side's in shuffled order, until every speedup's interval is within
         the plan's target or its budget is spent; round 0 warms up. Calls are compared as in `time`.
         DEVICE: the same, of the sides' captured calls (`sides`), within the device-time budget."""
@@ -366,7 +279,7 @@ class Measures:
             "seconds": round(time.monotonic() - began, 3),
         }
 
-    def device_time(self: Verifying) -> None:
+    def device_time(self) -> None:
         """Each side's call captured in a CUDA graph and its replays timed in bursts, as the steady state
         is (the device's own time for the call, no launch from the host). The candidate's replays are
         compared as its steady calls are. A side whose call cannot be captured has no device time."""
@@ -390,10 +303,10 @@ class Measures:
                     "stream) and is missing from the graph"
                 )
 
-    def profiles(self: Verifying) -> bool:
+    def profiles(self) -> bool:
         return self.plan.profile and bool(self.evidence.baselines)
 
-    def profile(self: Verifying) -> None:
+    def profile(self) -> None:
         if self.profiles():
             self.call(CANDIDATE, PROFILE, compare=True, profile=True)
             self.call("eager", PROFILE, profile=True)

@@ -23,7 +23,7 @@ pipe, and writes every file a later verification trusts (baseline timings, devic
 `Verification` holds one run's state and runs its steps in order (`run`); each step lives in the
 part of its role: processes.py (start, their rest between requests, their end), problem_inspection.py
 (prepare, shapes), calls.py (load, check, proof), measures.py (time, profile), and
-process_requests.py (every request and its reply).
+process_requests.py (every request and its reply); verifying.py types the whole as the parts see it.
 """
 
 import contextlib

@@ -4,30 +4,22 @@ output's own facts) while the baselines are built, and tried at other sizes of i
 """
 
 import math
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from evaluation.harness import baseline_cache, problem_shapes
 from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE, VARIANT, Fault
 from evaluation.harness.limits import memory_for
 from evaluation.harness.process_requests import Stop
 from evaluation.harness.sandbox import ProcessFault
-
-if TYPE_CHECKING:
-    from evaluation.harness.measures import Verifying
-
-    class Inspecting(Verifying, Protocol):
-        """The whole verification, as this part sees it (measures.Verifying), with this part's own method."""
-
-        def _variant_call(self, variant: dict[str, Any]) -> None: ...
+from evaluation.harness.verifying import Part
 
 
-class ProblemInspection:
+class ProblemInspection(Part):
     """The problem's inspection and its other sizes.
-    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
+    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`); typed
+    as the whole (verifying.Verifying)."""
 
-    eager_ms: float | None  # set in `Verification.__init__`; eager's median call, once inspected
-
-    def refuse_oversized(self: "Inspecting") -> None:
+    def refuse_oversized(self) -> None:
         """A problem whose inputs cannot fit is refused before any process starts."""
         estimate = problem_shapes.input_bytes(self.problem_source)
         if estimate is None:
@@ -43,7 +35,7 @@ class ProblemInspection:
             )
             raise Stop
 
-    def inspect_and_prepare(self: "Inspecting", inspect: bool = True) -> None:
+    def inspect_and_prepare(self, inspect: bool = True) -> None:
         """The reference process inspects the problem while the baseline process builds the baselines."""
         key = self.env_key
         assert key is not None  # start_up keyed the device before any process was asked to prepare
@@ -118,7 +110,7 @@ class ProblemInspection:
         if self.control:
             self.ask(CONTROL, "prepare", {**preparation, "prime_compiler": False}, self.limits.start_time_s)
 
-    def shapes(self: "Inspecting") -> None:
+    def shapes(self) -> None:
         constants = problem_shapes.size_constants(self.problem_source)
         if not self.plan.shape_check or not constants:
             self.evidence.variant = {"status": "untestable", "detail": "the problem has no size constants to change"}
@@ -138,7 +130,7 @@ class ProblemInspection:
             return
         self.evidence.variant = {"status": "untestable", "detail": "the reference itself fails at every other size tried"}
 
-    def _variant_call(self: "Inspecting", variant: dict[str, Any]) -> None:
+    def _variant_call(self, variant: dict[str, Any]) -> None:
         try:
             self.instantiate(self.seed(), variant)
             call = self.call(CANDIDATE, VARIANT, compare=True, variant=variant)

@@ -6,46 +6,26 @@ protocol forbids, is recorded as evidence and ends the run (`Stop`).
 
 import secrets
 import time
-from typing import TYPE_CHECKING, Any, NoReturn, overload
+from typing import NoReturn, overload
 
 from evaluation.harness import checks
-from evaluation.harness.evidence import CANDIDATE, REFERENCE, CallTiming, Evidence, Fault
-from evaluation.harness.limits import Limits
-from evaluation.harness.protocol import CANDIDATE_FACTS, REFERENCE_FACTS, REQUIRED, REQUIRED_AFTER_CALL, TimingPipe
-from evaluation.harness.sandbox import ProcessFault, SandboxedProcess
+from evaluation.harness.evidence import CANDIDATE, REFERENCE, CallTiming, Fault
+from evaluation.harness.protocol import CANDIDATE_FACTS, REFERENCE_FACTS, REQUIRED, REQUIRED_AFTER_CALL
+from evaluation.harness.sandbox import ProcessFault
+from evaluation.harness.verifying import Message, Part, Reply, Sent
 
 # The proof process's side (a hack report's proof inputs).
 PROOF_SIDE = "proof"
-
-# A request's fields (besides its op and nonce), and a process's reply: JSON objects of the protocol's.
-Message = dict[str, Any]
-Reply = dict[str, Any]
-# A request sent and not yet received (`send`): its side, stage, nonce, message and the parent's clock then.
-Sent = tuple[str, str, int, Message, float]
 
 
 class Stop(Exception):
     """The run ends here: a fault or a failed check decides the verdict already."""
 
 
-class ProcessRequests:
+class ProcessRequests(Part):
     """Requests to the sandboxed processes and their replies.
-    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
-
-    # Of `pipeline.Verification`'s state (set in its `__init__`), what this part reads and writes.
-    evidence: Evidence
-    limits: Limits
-    deadline: float
-    processes: dict[str, SandboxedProcess]
-    timing: dict[str, TimingPipe]
-    round_trip_ms: float
-    last_request: tuple[str, str]
-    unchecked: int
-
-    if TYPE_CHECKING:
-        # Of the other parts (processes.Processes).
-        def _wake_candidate(self) -> None: ...
-        def _rest_candidate(self, stage: str) -> None: ...
+    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`); typed
+    as the whole (verifying.Verifying)."""
 
     def seed(self) -> int:
         return secrets.randbelow(2**62 - 1) + 1

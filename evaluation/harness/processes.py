@@ -6,24 +6,24 @@ its requests, frozen (`_rest_candidate`) or watched while idle (`quiet_window`).
 
 import contextlib
 import os
-import random
 import shutil
 import tempfile
 import time
 from collections.abc import Iterator
 from hashlib import sha256
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TypedDict, cast
 
 from evaluation.harness import baseline_cache, build_caches, callsite
 from evaluation.harness.device_lock import DeviceLock
-from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE, DeviceControl, Evidence
-from evaluation.harness.limits import Limits, Plan, host_memory_bytes, memory_for
-from evaluation.harness.process_requests import PROOF_SIDE, Message, Reply, Sent
+from evaluation.harness.evidence import BASELINE, CANDIDATE, CONTROL, REFERENCE, DeviceControl
+from evaluation.harness.limits import host_memory_bytes, memory_for
+from evaluation.harness.process_requests import PROOF_SIDE
 from evaluation.harness.protocol import TimingPipe, link, record_key
 from evaluation.harness.sandbox import SandboxedProcess
 from evaluation.harness.sandbox_command import HOME, View
 from evaluation.harness.sandbox_host import bytecode_cache, sandbox_owner
+from evaluation.harness.verifying import Part
 
 # Quiet windows: after replies drawn at random (after these requests), the candidate is left idle and
 # unfrozen for QUIET_WINDOW_S and watched, QUIET_WINDOWS times a verification; a thread of its own that
@@ -56,43 +56,10 @@ class _SpawnCommon(TypedDict):
     allow: bool
 
 
-class Processes:
+class Processes(Part):
     """The sandboxed processes' start, rest and end.
-    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`)."""
-
-    # Of `pipeline.Verification`'s state (set in its `__init__`), what this part reads and writes.
-    problem_source: str
-    candidate_source: str
-    proof_source: str | None
-    device: str
-    limits: Limits
-    plan: Plan
-    cache_dir: str | None
-    evidence: Evidence
-    rng: random.SystemRandom
-    control: bool
-    ahead: bool
-    root: Path | None
-    build_root: Path | None
-    holds: contextlib.ExitStack
-    caches: tuple[Path, ...]
-    views: dict[str, View]
-    processes: dict[str, SandboxedProcess]
-    timing: dict[str, TimingPipe]
-    described: dict[str, Any]
-    env_key: dict[str, Any] | None
-    lock: DeviceLock
-    closed: bool
-    frozen: bool
-    idle_mark: tuple[int, float] | None
-    harness_tasks: set[int] | None
-
-    if TYPE_CHECKING:
-        # Of the other parts (process_requests.ProcessRequests, calls.Calls, measures.Measures).
-        def send(self, side: str, stage: str, message: Message) -> Sent: ...
-        def receive(self, sent: Sent, limit: float | None = None, limit_name: str | None = None) -> Reply: ...
-        def call_limit(self) -> tuple[float, str]: ...
-        def measure_rates(self) -> None: ...
+    A part of `pipeline.Verification`, which holds the state every part reads (its `__init__`); typed
+    as the whole (verifying.Verifying)."""
 
     def start(self, root: Path) -> None:
         began = time.monotonic()
