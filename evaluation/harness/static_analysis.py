@@ -121,9 +121,9 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def _aliases(tree: ast.Module) -> dict[str, str]:
+def _aliases(nodes: list[ast.AST]) -> dict[str, str]:
     aliases = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 aliases[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
@@ -140,13 +140,24 @@ def _resolve(name: str, aliases: dict[str, str]) -> str:
     return name
 
 
-def _matches(name: str, pattern: str) -> bool:
-    return name == pattern or name.startswith(pattern + ".")
+# pattern -> the facts it names: a name's facts are those of its dotted prefixes (`_facts_of`).
+_FACTS_BY_PATTERN: dict[str, list[str]] = {}
+for _fact, _patterns in PATTERNS.items():
+    for _pattern in _patterns:
+        _FACTS_BY_PATTERN.setdefault(_pattern, []).append(_fact)
 
 
-def _used_names(tree: ast.Module, aliases: dict[str, str]) -> Iterator[tuple[str, int]]:
+def _facts_of(name: str) -> list[str]:
+    """The facts of every pattern `name` equals or lies under (PATTERNS), each once, in PATTERNS' order:
+    looked up by the name's dotted prefixes rather than tried against every pattern."""
+    parts = name.split(".")
+    found = {fact for i in range(1, len(parts) + 1) for fact in _FACTS_BY_PATTERN.get(".".join(parts[:i]), ())}
+    return [fact for fact in PATTERNS if fact in found]
+
+
+def _used_names(nodes: list[ast.AST], aliases: dict[str, str]) -> Iterator[tuple[str, int]]:
     """(resolved dotted name, line) for every import, name and attribute chain in the tree."""
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, node.lineno
@@ -159,10 +170,10 @@ def _used_names(tree: ast.Module, aliases: dict[str, str]) -> Iterator[tuple[str
                 yield _resolve(dotted, aliases), node.lineno
 
 
-def _fallbacks(tree: ast.Module) -> list[int]:
+def _fallbacks(nodes: list[ast.AST]) -> list[int]:
     """Lines of try statements with a handler broad enough to hide a failing kernel."""
     lines = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Try):
             for handler in node.handlers:
                 caught = _dotted(handler.type) if handler.type is not None else None
@@ -192,7 +203,7 @@ def _launch_arguments(text: str) -> list[str]:
     return [*parts, current.strip()]
 
 
-def stream_safety(tree: ast.Module) -> dict[str, int | str] | None:
+def stream_safety(nodes: list[ast.AST]) -> dict[str, int | str] | None:
     """Which stream the source's raw CUDA launches (`kernel<<<...>>>` in its CUDA strings) go to: the
     legacy default stream (no stream argument, or 0), where a PyTorch user's own work also runs by
     default, or a stream it names (the current one, at::cuda::getCurrentCUDAStream(), is what torch's
@@ -201,12 +212,12 @@ def stream_safety(tree: ast.Module) -> dict[str, int | str] | None:
     legacy = named = 0
     docstrings = {
         id(node.body[0].value)
-        for node in ast.walk(tree)
+        for node in nodes
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
         and node.body
         and isinstance(node.body[0], ast.Expr)
     }
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "<<<" in node.value and id(node) not in docstrings:
             for match in _LAUNCH.finditer(node.value):
                 arguments = _launch_arguments(match.group(1))
@@ -242,16 +253,19 @@ def analyze(source: str) -> dict[str, Any]:
             "defines_model_new": False,
             "names_model_new": names_model_new,
         }
-    aliases = _aliases(tree)
+    # Every node once, in ast.walk's order: each fact below reads this list (walking the tree for each
+    # was half of importing a release's candidates).
+    nodes = list(ast.walk(tree))
+    aliases = _aliases(nodes)
     facts: dict[str, set[int]] = {name: set() for name in PATTERNS}
-    facts["try_except_fallbacks"] = set(_fallbacks(tree))
+    facts["try_except_fallbacks"] = set(_fallbacks(nodes))
     matched: dict[str, list[str]] = {}  # a name's facts, worked out once (a source uses few names, many times)
-    for name, line in _used_names(tree, aliases):
+    for name, line in _used_names(nodes, aliases):
         if name not in matched:
-            matched[name] = [fact for fact, patterns in PATTERNS.items() if any(_matches(name, p) for p in patterns)]
+            matched[name] = _facts_of(name)
         for fact in matched[name]:
             facts[fact].add(line)
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Attribute):
             if node.attr in PRECISION_METHODS:
                 facts["precision_changes"].add(node.lineno)
@@ -277,7 +291,7 @@ def analyze(source: str) -> dict[str, Any]:
         "defines_model_new": "ModelNew" in classes,
         "names_model_new": names_model_new,
         "classes": classes,
-        "stream_safety": stream_safety(tree),
+        "stream_safety": stream_safety(nodes),
     }
 
 
