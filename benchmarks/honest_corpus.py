@@ -104,6 +104,8 @@ def verify_one(row: dict, state: Path, baselines: str) -> dict:
         "interval": (timing.get("speedup_intervals") or {}).get("eager"),
         "candidate_ms": (timing.get("candidate") or {}).get("median_ms"),
         "settle_us": steady.get("settle_us"),
+        # The harness's own write's gap beside each side's drain (callsite.c): to calibrate a floor check.
+        "floor_us": steady.get("floor_us"),
         # The A/A control where it ran: its reading, and the candidate's against it (same kind of process).
         "control": {k: (timing.get("control") or {}).get(k) for k in ("speedup", "interval", "off", "candidate_interval")}
         if timing.get("control")

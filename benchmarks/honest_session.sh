@@ -9,7 +9,10 @@
 #   benchmarks/honest_session.sh pack STATE                # STATE packed into $OUT/state.tgz
 #
 # A lent machine goes back about 30 s after a call returns, and a background batch with it: follow
-# `start` at once with back-to-back `follow` calls (up to 580 s each) until it is done.
+# `start` at once with back-to-back `follow` calls (up to 580 s each) until it is done. Keep STATE
+# outside $OUT (/tmp/honest, say): each call's $OUT starts empty, which removed the build and baseline
+# caches under running verifications when the state lived there (RESULTS.md, harness 16 on an H200);
+# `follow` packs the state into $OUT.
 set -u
 command=$1
 state=$(realpath -m "$2")
