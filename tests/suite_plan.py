@@ -18,7 +18,7 @@ SUITE_PLAN = {
     "min_samples": 5,
     "max_samples": 10,
     "timing_budget_s": 0.5,
-    "steady_min_rounds": 2,
+    "steady_min_rounds": 3,
     "steady_max_rounds": 5,
     "steady_budget_s": 0.75,
     "device_time_budget_s": 0.5,

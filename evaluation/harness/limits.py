@@ -8,6 +8,10 @@ import os
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
+# The fewest rounds a ratio's bootstrap interval is drawn from (measurement.speedup_interval). With
+# fewer, a verdict has no interval at all, and a null result's stated 1.0 nothing to keep a loss by.
+INTERVAL_ROUNDS = 3
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -128,6 +132,8 @@ class Plan:
     burst_ms: float = 100.0
     # Warm-up rounds at most, repeated until the GPU's SM clock has settled (gpu_state.py).
     warm_rounds_most: int = 5
+    # At least INTERVAL_ROUNDS: below them no ratio has an interval (measurement.speedup_interval), and
+    # the A/A control's comparison, which keeps a null result's loss, would be missing.
     steady_min_rounds: int = 6
     steady_max_rounds: int = 400
     # Stop once every speedup's 95% interval is within this fraction of it, or the budget is spent.
@@ -158,6 +164,11 @@ class Plan:
     control_share: float = 0.25
 
     def __post_init__(self) -> None:
+        if self.steady_min_rounds < INTERVAL_ROUNDS:
+            raise ValueError(
+                f"steady_min_rounds ({self.steady_min_rounds}) is under {INTERVAL_ROUNDS}: every speedup's interval and the "
+                f"A/A control's comparison are a bootstrap over at least {INTERVAL_ROUNDS} rounds; raise it"
+            )
         if self.steady_min_rounds > self.steady_max_rounds:
             raise ValueError(
                 f"steady_min_rounds ({self.steady_min_rounds}) is over steady_max_rounds ({self.steady_max_rounds}): "

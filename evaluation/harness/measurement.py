@@ -12,6 +12,7 @@ import random
 from typing import NotRequired, TypedDict
 
 from evaluation.harness.evidence import DeviceControl
+from evaluation.harness.limits import INTERVAL_ROUNDS
 from evaluation.harness.verdict import Measurement
 
 
@@ -79,7 +80,7 @@ def speedup_interval(
     (the device's clock, another tenant) moves both sides of the ratio at once. Deterministic for
     given samples (the seed is not a secret: it only orders the resampling)."""
     rounds = sorted(set(baseline_rounds) & set(candidate_rounds))
-    if len(rounds) < 3:
+    if len(rounds) < INTERVAL_ROUNDS:
         return None
     rng = random.Random(seed)
     ratios = []

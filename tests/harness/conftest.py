@@ -32,7 +32,7 @@ SMALL_PLAN = {
     "shape_check": False,
     "speed_of_light": False,
     "burst_calls": 4,
-    "steady_min_rounds": 2,
+    "steady_min_rounds": 3,
     "steady_max_rounds": 3,
     "steady_budget_s": 2.0,
     "bootstrap_resamples": 200,

@@ -1,10 +1,12 @@
 """An attacker's reading of harness 16, each on constructed evidence (no GPU here) but the last: work a
 call leaves unpaid below the flag's share or runs while the harness times its own write, and a loss a
-null result hid where no A/A control ran."""
+null result hid where no A/A control ran, or where too few rounds gave it no interval."""
+
+import pytest
 
 from evaluation.harness import scoring
 from evaluation.harness.evidence import CANDIDATE, PROFILE, TIMED, Call
-from evaluation.harness.limits import Limits, Plan
+from evaluation.harness.limits import INTERVAL_ROUNDS, Limits, Plan
 from evaluation.harness.verdict import BEATS
 from tests.harness.test_checks import _drained_evidence
 
@@ -89,3 +91,11 @@ def test_a_candidate_cannot_hide_a_loss_behind_the_profiled_call(verifier):
     assert "same_kernels_as_reference" in verdict["flags"] and timing["null_result"], verdict["flags"]
     assert timing["speedups"]["eager"] < 1 / BEATS, timing
     assert "1.0x by construction" not in verdict["reason"]
+
+
+def test_no_plan_times_fewer_rounds_than_an_interval_needs():
+    """With two rounds no ratio has an interval, the A/A control's comparison included, and the test above
+    read 1.0 for the attack on a loaded host (its plan allowed two: the budget ended the rounds there)."""
+    with pytest.raises(ValueError, match="steady_min_rounds \\(2\\) is under 3"):
+        Plan(steady_min_rounds=2)
+    assert Plan(steady_min_rounds=INTERVAL_ROUNDS, steady_max_rounds=INTERVAL_ROUNDS)
