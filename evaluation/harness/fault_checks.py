@@ -103,10 +103,18 @@ def candidate_instantiates(evidence: Evidence) -> Outcome | None:
     return ok(f"ModelNew was built {len(evidence.instantiations)} time(s)") if evidence.instantiations else None
 
 
+# The candidate's stages another check judges (problem_runs, candidate_loads, candidate_instantiates).
+# A fault of its process at any other stage is its calls' (a list of those let the device time's
+# `graph` call fail unjudged, and a run it stopped verified): a stage added later is judged too.
+_JUDGED_BEFORE_CALLS = ("describe", "prepare", "load", "instantiate")
+
+
 def candidate_runs(evidence: Evidence) -> Outcome | None:
-    faulted = _fault_outcome(evidence, ("call", "burst", "dump", "finish"), "a call of the candidate")
-    if faulted:
-        return faulted
+    fault = evidence.fault
+    if fault is not None and fault.side == CANDIDATE and fault.stage not in _JUDGED_BEFORE_CALLS:
+        faulted = _fault_outcome(evidence, (fault.stage,), "a call of the candidate")
+        if faulted:
+            return faulted
     if evidence.fault and evidence.fault.side == CANDIDATE and evidence.fault.kind == "harness":
         return fail(f"the harness failed around the candidate: {evidence.fault.detail}", ERROR)
     return ok(f"{len(evidence.candidate_calls())} calls ran") if evidence.candidate_calls() else None

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from evaluation.harness import checks, flags, measurement, tolerance
 from evaluation.harness.evidence import CANDIDATE, CONTROL, DEVICE, PROFILE, PROOF, STEADY, TIMED, TRIAL, WARMUP, Evidence
-from evaluation.harness.limits import Limits, Plan
+from evaluation.harness.limits import INTERVAL_ROUNDS, Limits, Plan
 from evaluation.harness.verdict import BEATS, HARNESS_VERSION, TIMEOUT, VERIFIED, Check, Verdict
 
 
@@ -396,15 +396,25 @@ def verdict(evidence: Evidence, *, plan: Plan, limits: Limits) -> Verdict:
         status, first = "error", {"name": "candidate_runs", "detail": "the candidate was never run", "status": "error"}
     correctness = _correctness(evidence, plan)
     samples, needed = len(evidence.timed_samples(CANDIDATE)), min(plan.min_samples, plan.max_samples)
-    if status == VERIFIED and evidence.baselines and samples < needed:
+    # The steady rounds every ratio is drawn from: the candidate's, eager's and, where it ran, the control's.
+    sides = [CANDIDATE, "eager", *([CONTROL] if evidence.steady_rounds(CONTROL) else [])]
+    rounds = len(set.intersection(*(set(evidence.steady_rounds(side)) for side in sides)))
+    if status == VERIFIED and evidence.baselines and (samples < needed or rounds < INTERVAL_ROUNDS):
         # Right on every checked call, but with no speed worth stating: the timing loop stops a minute
-        # before the wall limit, and a slow build or a wait for the device can leave it no time.
+        # before the wall limit, and a slow build, a wait for the device or a candidate spending its own
+        # time can leave it none. Below INTERVAL_ROUNDS steady rounds no ratio has an interval, and with
+        # none the A/A control, the clock's bound from below and a null result's kept loss all go quiet:
+        # no speed is stated rather than one no check could question.
+        short = (
+            f"{samples} timed samples of the {needed} the plan needs"
+            if samples < needed
+            else f"{rounds} steady round(s) of the {INTERVAL_ROUNDS} an interval needs"
+        )
         first = {
             "name": "timing_complete",
             "status": TIMEOUT,
-            "detail": f"the wall limit ({limits.wall_time_s:.0f} s) came before the timing did: {samples} timed "
-            f"samples of the {needed} the plan needs, too few to state a speed (the "
-            f"{correctness['checked_calls']} checked calls were right)",
+            "detail": f"the wall limit ({limits.wall_time_s:.0f} s) came before the timing did: {short}, too few to "
+            f"state a speed (the {correctness['checked_calls']} checked calls were right)",
         }
         status = TIMEOUT
         entries = [*entries, Check(name=first["name"], passed=False, detail=first["detail"])]

@@ -1,6 +1,8 @@
 """The registry decides: integrity before faults before correctness, and every check that ran
 is reported."""
 
+import pytest
+
 from evaluation.harness import checks, flags, scoring
 from evaluation.harness.evidence import CANDIDATE, STEADY, TIMED, TRIAL, Call, Evidence, Fault
 from evaluation.harness.limits import Limits, Plan
@@ -82,6 +84,26 @@ def test_cuda_error_in_a_call_is_crashed():
     _, first = checks.run_checks(evidence)
 
     assert (first["name"], first["status"]) == ("candidate_runs", "crashed")
+
+
+@pytest.mark.parametrize(
+    ("stage", "kind", "status"),
+    [
+        ("graph", "exception", "error"),
+        ("graph", "timeout", "timeout"),
+        ("graph", "crashed", "crashed"),
+        ("later", "memory", "error"),
+    ],
+)
+def test_a_fault_of_the_candidates_calls_is_judged_at_any_stage(stage, kind, status):
+    # The device time's `graph` request is a call of the candidate's like any other; a candidate that
+    # failed it stopped the run there (no profile, no shapes, no finish) and was verified.
+    evidence = _evidence()
+    evidence.fault = Fault(CANDIDATE, stage, kind, f"{kind} at {stage}")
+
+    _, first = checks.run_checks(evidence)
+
+    assert (first["name"], first["status"]) == ("candidate_runs", status)
 
 
 def test_every_check_has_a_unique_name_and_a_known_status():

@@ -99,3 +99,18 @@ def test_no_plan_times_fewer_rounds_than_an_interval_needs():
     with pytest.raises(ValueError, match="steady_min_rounds \\(2\\) is under 3"):
         Plan(steady_min_rounds=2)
     assert Plan(steady_min_rounds=INTERVAL_ROUNDS, steady_max_rounds=INTERVAL_ROUNDS)
+
+
+def test_a_steady_state_cut_short_of_an_interval_states_no_speed():
+    """A candidate can spend its own time (at import, in its first build, in a warm-up burst) until the
+    wall limit ends the steady state after a round or two, or skips it: no ratio then has an interval,
+    so the A/A control, the clock's bound from below and a null result's kept loss all go quiet (a
+    profile-aware candidate read 1.0 for a 0.09x loss, verified). Too few rounds is no speed stated."""
+    for kept in (2, 0):
+        evidence = _steady_cuda(eager_ms=1.0, candidate_ms=0.5)
+        evidence.calls = [c for c in evidence.calls if not c.burst or c.burst[0] <= kept]
+        verdict = _verdict(evidence)
+
+        assert verdict["status"] == "timeout", verdict["reason"]
+        assert verdict["reason"].startswith(f"timing_complete: the wall limit (1500 s) came before the timing did: {kept} steady")
+    assert _verdict(_steady_cuda(eager_ms=1.0, candidate_ms=0.5))["status"] == "verified"
