@@ -86,11 +86,17 @@ def test_a_candidate_cannot_hide_a_loss_behind_the_profiled_call(verifier):
     one) times it slower than the reference in a process of its shape: the loss is stated, not 1.0."""
     verdict = verifier("matmul", "attack_profile_aware", plan={"profile": True, "control": True})
 
+    assert "1.0x by construction" not in verdict["reason"]
+    if verdict["status"] == "rejected":
+        # Under the suite's load the clock's bound from below has rejected it first (CI, 2026-11-29: its
+        # calls reported 0.86 ms, the parent waited 4.1 ms more a call than for the control): not hidden
+        # either; whether that check raises false alarms for honest calls on a loaded CPU is an open question.
+        assert next(c["name"] for c in verdict["checks"] if not c["passed"]) == "clock_consistent", verdict["reason"]
+        return
     assert verdict["status"] == "verified", verdict["reason"]
     timing = verdict["timing"]
     assert "same_kernels_as_reference" in verdict["flags"] and timing["null_result"], verdict["flags"]
     assert timing["speedups"]["eager"] < 1 / BEATS, timing
-    assert "1.0x by construction" not in verdict["reason"]
 
 
 def test_no_plan_times_fewer_rounds_than_an_interval_needs():
