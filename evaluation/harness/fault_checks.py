@@ -112,9 +112,7 @@ _JUDGED_BEFORE_CALLS = ("describe", "prepare", "load", "instantiate")
 def candidate_runs(evidence: Evidence) -> Outcome | None:
     fault = evidence.fault
     if fault is not None and fault.side == CANDIDATE and fault.stage not in _JUDGED_BEFORE_CALLS:
-        faulted = _fault_outcome(evidence, (fault.stage,), "a call of the candidate")
-        if faulted:
-            return faulted
+        return _fault_outcome(evidence, (fault.stage,), "a call of the candidate")
     if evidence.fault and evidence.fault.side == CANDIDATE and evidence.fault.kind == "harness":
         return fail(f"the harness failed around the candidate: {evidence.fault.detail}", ERROR)
     return ok(f"{len(evidence.candidate_calls())} calls ran") if evidence.candidate_calls() else None

@@ -397,8 +397,9 @@ def verdict(evidence: Evidence, *, plan: Plan, limits: Limits) -> Verdict:
     correctness = _correctness(evidence, plan)
     samples, needed = len(evidence.timed_samples(CANDIDATE)), min(plan.min_samples, plan.max_samples)
     # The steady rounds every ratio is drawn from: the candidate's, eager's and, where it ran, the control's.
-    sides = [CANDIDATE, "eager", *([CONTROL] if evidence.steady_rounds(CONTROL) else [])]
-    rounds = len(set.intersection(*(set(evidence.steady_rounds(side)) for side in sides)))
+    shared = set(evidence.steady_rounds(CANDIDATE)) & set(evidence.steady_rounds("eager"))
+    control_rounds = set(evidence.steady_rounds(CONTROL))
+    rounds = len(shared & control_rounds if control_rounds else shared)
     if status == VERIFIED and evidence.baselines and (samples < needed or rounds < INTERVAL_ROUNDS):
         # Right on every checked call, but with no speed worth stating: the timing loop stops a minute
         # before the wall limit, and a slow build, a wait for the device or a candidate spending its own
