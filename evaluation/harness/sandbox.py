@@ -25,29 +25,34 @@ runs the confined process (`SandboxedProcess`) and holds the child's own first s
 """
 
 import ctypes
+import json
 import os
 import resource
+import select
 import signal
 import socket
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from evaluation.harness import build_caches
+from evaluation.harness import build_caches, fork_server
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
+from evaluation.harness.fork_server import ForkedProcess, ForkRefused
 from evaluation.harness.sandbox_command import (
     HOME,
     INSIDE,
     INSIDE_BYTECODE,
     Confinement,
+    Launch,
     NotConfined,
     View,
     bwrap_command,
     confinement,
     launch,
 )
-from evaluation.harness.sandbox_host import SANDBOX_UID, bytecode_cache, sandbox_owner
+from evaluation.harness.sandbox_host import HARNESS_ROOT, SANDBOX_UID, bytecode_cache, sandbox_owner
 
 # What other modules read from here besides the running process (the pipeline, the worker, the
 # builtin optimizer's analysis, the tests).
@@ -99,6 +104,11 @@ def confine_self(settings: dict[str, Any]) -> None:
         os.setgroups([])
         os.setresgid(owner, owner, owner)
         os.setresuid(owner, owner, owner)
+    # No descriptor but its standard streams and those the harness named: bubblewrap leaves the
+    # user namespace's it was given open.
+    kept = sorted({0, 1, 2, *(fd for fd in settings.get("fds", []) if fd >= 0)})
+    for low, high in zip(kept, [*kept[1:], resource.getrlimit(resource.RLIMIT_NOFILE)[0]], strict=True):
+        os.closerange(low + 1, high)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     for name, key in (
         ("RLIMIT_FSIZE", "file_size_bytes"),
@@ -167,6 +177,70 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+# -- the fork server --------------------------------------------------------------------------------
+
+_servers: dict[tuple[int, str], fork_server.Server] = {}
+_servers_lock = threading.Lock()
+# Why this harness process starts its sandboxed processes by exec, once a fork was refused.
+_fork_refused: list[str] = []
+FORK_START_S = 60.0
+
+
+def forks() -> bool:
+    """Whether sandboxed processes are forked from the fork server (KERNEL_COURT_FORK_SERVER=0: never)."""
+    return os.environ.get("KERNEL_COURT_FORK_SERVER", "1") != "0" and not _fork_refused
+
+
+def _server_for(started: Launch) -> fork_server.Server:
+    """This harness process's server for the sandbox's base environment (one in practice), started
+    on first use; a forked harness (a worker's child) starts its own."""
+    key = (os.getpid(), json.dumps(sorted(started.base_env.items())))
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is None or not server.alive():
+            prefix = bytecode_cache() if started.settings.get("pycache_prefix") else None
+            server = fork_server.Server(started.base_env, str(prefix) if prefix else None, [str(HARNESS_ROOT)])
+            _servers[key] = server
+        return server
+
+
+def _forked(started: Launch, holder: subprocess.Popen[bytes], kept: list[int], log_path: Path) -> ForkedProcess:
+    """A process forked into the holder's sandbox once it is built; ForkRefused where that failed."""
+    assert holder.stdout is not None  # piped: the holder says when its sandbox is built
+    ready = select.select([holder.stdout], [], [], FORK_START_S)[0] and holder.stdout.readline() == b"ready\n"
+    holder.stdout.close()
+    inside = fork_server.find_holder(_descendants(holder.pid)) if ready else None
+    if inside is None:
+        raise ForkRefused("the holder's sandbox did not start")
+    opened: dict[str, int] = {}
+    try:
+        for name, _ in fork_server.NAMESPACES:
+            try:
+                opened[name] = os.open(f"/proc/{inside}/ns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue
+        opened["root"] = os.open(f"/proc/{inside}/root", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        opened["log"] = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        status, opened["status"] = os.pipe()
+        request = {
+            "settings": started.settings,
+            "env": started.env,
+            "umask": started.umask,
+            "cwd": HOME,
+            "module": started.module,
+            "keep_capabilities": ["CAP_CHOWN", "CAP_SETGID", "CAP_SETUID"] if "become" in started.settings else [],
+            "cgroup_procs": [str(folder / "cgroup.procs") for folder in started.group.folders] if started.group else [],
+            "pycache_prefix": INSIDE_BYTECODE if started.settings.get("pycache_prefix") else None,
+        }
+        _server_for(started).fork(request, {**opened, **{str(fd): fd for fd in kept}})
+    except OSError as exc:
+        raise ForkRefused(f"the fork server could not be asked: {exc}") from None
+    finally:
+        for fd in opened.values():
+            os.close(fd)
+    return ForkedProcess(status, FORK_START_S)
+
+
 class SandboxedProcess:
     """One confined child speaking the channel protocol; `request()` is the only way in.
 
@@ -224,18 +298,45 @@ class SandboxedProcess:
         self.environment = started.env
         self._launch = started
         self.group = started.group
-        with open(log_path, "ab") as log:
-            self._process = subprocess.Popen(
-                started.command,
-                cwd=started.cwd,
-                env=started.env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                pass_fds=(theirs, *(fd for fd in pass_fds if fd >= 0), *started.pass_fds),
-                umask=started.umask,
-                start_new_session=True,
-            )
+        kept = [theirs, *(fd for fd in pass_fds if fd >= 0)]
+        # The sandbox's holder where the process is forked into it (`fork_server`), else the process.
+        self._holder: subprocess.Popen[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | ForkedProcess
+        self.forked = False
+        if started.holder_command is not None and forks():
+            try:
+                with open(log_path, "ab") as log:
+                    self._holder = subprocess.Popen(
+                        started.holder_command,
+                        cwd=started.cwd,
+                        env=started.env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=log,
+                        pass_fds=started.pass_fds,
+                        umask=started.umask,
+                        start_new_session=True,
+                    )
+                self._process = _forked(started, self._holder, kept, log_path)
+                self.forked = True
+            except ForkRefused as exc:
+                # Not the candidate's doing (nothing of it has run): this harness execs from now on.
+                _fork_refused.append(str(exc))
+                self._kill_tree(self._holder.pid if self._holder else None)
+                self._holder = None
+        if not self.forked:
+            with open(log_path, "ab") as log:
+                self._process = subprocess.Popen(
+                    started.command,
+                    cwd=started.cwd,
+                    env=started.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    pass_fds=(*kept, *started.pass_fds),
+                    umask=started.umask,
+                    start_new_session=True,
+                )
         os.close(theirs)
         self.channel = Channel(ours, ours)
         self.address_space_limited = started.address_space_limited
@@ -246,10 +347,14 @@ class SandboxedProcess:
         return self._process.pid
 
     def alive_members(self) -> list[int]:
-        """Host PIDs of the sandbox's processes still running (bwrap, its init, the child and descendants)."""
-        if self._process.poll() is not None:
-            return _descendants(self._process.pid)
-        return [self._process.pid, *_descendants(self._process.pid)]
+        """Host PIDs of the sandbox's processes still running (bwrap, its init, the child and
+        descendants; forked, the holder's too)."""
+        found = _descendants(self._process.pid)
+        if self._process.poll() is None:
+            found.insert(0, self._process.pid)
+        if self._holder is not None:
+            found += ([self._holder.pid] if self._holder.poll() is None else []) + _descendants(self._holder.pid)
+        return found
 
     def cpu_ns(self) -> int:
         """CPU time the sandbox has run: its control group's count where there is one (threads that
@@ -277,9 +382,10 @@ class SandboxedProcess:
         """Every thread of the sandbox's processes but bubblewrap's own, read from /proc outside the
         sandbox (a thread with no Python frame included): thread id -> (name, CPU ns it has run)."""
         found = {}
+        holder = [self._holder.pid, *_descendants(self._holder.pid)] if self._holder is not None else []
         for member in self.alive_members():
             try:
-                if Path(f"/proc/{member}/comm").read_text().strip() == "bwrap":
+                if member in holder or Path(f"/proc/{member}/comm").read_text().strip() == "bwrap":
                     continue
                 threads = os.listdir(f"/proc/{member}/task")
             except OSError:
@@ -357,19 +463,31 @@ class SandboxedProcess:
 
     def kill(self) -> None:
         self.thaw()  # a task frozen by cgroup v1's freezer takes no signal, SIGKILL included, until thawed
-        members = [self._process.pid, *_descendants(self._process.pid)]
-        for pid in reversed(members):
+        self._kill_tree(self._process.pid)
+        if self._holder is not None:
+            # Its sandbox's PID namespace ends with it, and whatever of the forked process was left.
+            self._kill_tree(self._holder.pid)
             try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
+                self._holder.wait(timeout=10)
+            except subprocess.TimeoutExpired:
                 pass
-        try:
-            os.killpg(self._process.pid, signal.SIGKILL)
-        except OSError:
-            pass
         try:
             self._process.wait(timeout=10)
         except subprocess.TimeoutExpired:
+            pass
+
+    @staticmethod
+    def _kill_tree(pid: int | None) -> None:
+        if pid is None:
+            return
+        for member in reversed([pid, *_descendants(pid)]):
+            try:
+                os.kill(member, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
             pass
 
     def close(self, grace_s: float = 5.0) -> None:
@@ -404,7 +522,8 @@ class SandboxedProcess:
             "confined": confined,
             "tool": self.confinement.tool,
             "detail": self.confinement.detail,
-            "process": f"a separate {self.role.replace('_', ' ')} in its own session",
+            "process": f"a separate {self.role.replace('_', ' ')} in its own session"
+            + (", forked from the harness's fork server (torch imported once) into its sandbox" if self.forked else ""),
             "user": (
                 f"uid {SANDBOX_UID} in its own user namespace and {self._user_outside()}, no capabilities"
                 if confined

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.harness import cgroups, sandbox_host
+from evaluation.harness.fork_server import HOLDER
 from evaluation.harness.sandbox_host import HARNESS_PACKAGE, HARNESS_ROOT, SANDBOX_UID, python_paths, sandbox_userns
 
 # Where the harness's modules, its call site and the process's home appear inside a sandbox.
@@ -255,6 +256,13 @@ class Launch:
     # The mask to start it with: bubblewrap makes the folders above its binds with it, and a sandbox
     # that is not root must be able to walk them.
     umask: int = 0o022
+    # The same sandbox holding a waiting `fork_server.HOLDER` instead of the interpreter (None
+    # unconfined), and what the process forked into it runs: `module` with `settings` in `env`;
+    # `base_env` is `env` without the caller's extra variables (the fork server's own).
+    holder_command: list[str] | None = None
+    module: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    base_env: dict[str, str] = field(default_factory=dict)
 
     def cleanup(self) -> None:
         """After the process and its tree are gone."""
@@ -324,17 +332,20 @@ def launch(
         PYTHONHASHSEED="0",
         OMP_WAIT_POLICY="PASSIVE",
     )
+    base_env = dict(env)
     env.update(extra_env or {})
     command = [*prefix]
     if state.confined:
         for name, value in env.items():
             command += ["--setenv", name, value]
+    holder = [*command, *HOLDER] if state.confined else None
     bytecode = ["-X", f"pycache_prefix={INSIDE_BYTECODE}"] if state.confined and view.bytecode else []
     command += [sys.executable, "-I", "-X", "faulthandler", *bytecode, "-c", BOOT, module, json.dumps(settings)]
     # The group's hard limit is a backstop above the watchdog's, which kills first with a clear reason.
     group = cgroups.create(module.rsplit(".", 1)[-1], memory_bytes=int(memory_bytes * 1.25) + 2**28, processes=processes)
     if group is not None:
         command = group.enter(command)
+        holder = group.enter(holder) if holder is not None else None
     return Launch(
         command,
         env,
@@ -345,4 +356,8 @@ def launch(
         fallback_home,
         group,
         (userns,) if userns is not None else (),
+        holder_command=holder,
+        module=module,
+        settings=settings,
+        base_env=base_env,
     )

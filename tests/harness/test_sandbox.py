@@ -256,3 +256,35 @@ def test_a_rejected_run_leaves_no_baseline_timings_for_later_runs(verifier, tmp_
 
     assert verdict["status"] == "rejected"
     assert not list(tmp_path.glob("baselines-*.json"))
+
+
+@confined
+def test_a_forked_process_is_confined_exactly_as_one_started_by_exec(verifier, monkeypatch):
+    """The fork server's processes (fork_server.py) against bubblewrap's own: the same user,
+    capabilities, limits, environment, descriptors, mounts, namespaces and interpreter flags; the
+    forked one's sandbox holds one more process, its holder."""
+    seen = {}
+    for mode in ("0", "1"):
+        monkeypatch.setenv("KERNEL_COURT_FORK_SERVER", mode)
+        verdict = verifier("matmul", "probe_confinement")
+        assert verdict["status"] == "verified", verdict["reason"]
+        assert ("forked from the harness's fork server" in verdict["sandbox"]["process"]) == (mode == "1")
+        lines = [line.split(" ", 2) for line in verdict["log_excerpt"].splitlines() if line.startswith("CONFINEMENT ")]
+        seen[mode] = {name: json.loads(value) for _, name, value in lines}
+    assert len(seen["0"]) == 14, verdict["log_excerpt"]
+    assert seen["1"].pop("processes") == seen["0"].pop("processes") + 1
+    # Both in a new session without a terminal: bubblewrap's made by its init, the forked one's its own.
+    assert (seen["0"].pop("session_leader"), seen["1"].pop("session_leader")) == (False, True)
+    # bubblewrap leaves the three capabilities root needed to become uid 65534 in the inheritable and
+    # bounding sets (none effective or permitted); the forked process drops them from every set.
+    forked_status, exec_status = dict(seen["1"].pop("status")), dict(seen["0"].pop("status"))
+    assert {name: forked_status[name] for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")} == dict.fromkeys(
+        ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"), "\t0000000000000000"
+    )
+    assert {k: v for k, v in forked_status.items() if not k.startswith("Cap")} == {
+        k: v for k, v in exec_status.items() if not k.startswith("Cap")
+    }
+    assert forked_status["NoNewPrivs"] == "\t1" and forked_status["Uid"].split() == ["65534"] * 4
+    for key in seen["0"]:
+        assert seen["1"][key] == seen["0"][key], key
+    assert seen["1"]["dumpable"] == 0
