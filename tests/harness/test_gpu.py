@@ -3,10 +3,11 @@ and faults a GPU adds. Skipped where there is no CUDA device (CI); run on a GPU 
 
 import json
 import math
+import os
 
 import pytest
 
-from evaluation.harness import measurement
+from evaluation.harness import measurement, sandbox
 from tests.harness.conftest import SMALL_LIMITS, candidate, failed_check, problem
 
 pytestmark = pytest.mark.gpu
@@ -43,6 +44,8 @@ def test_honest_triton_matmul_verifies_with_all_baselines_and_kernels(verifier):
     assert {"candidate", "eager"} <= set(verdict["timing"]["host_ms"])
     assert "host_bound" in verdict["flags"]
     assert verdict["env"]["gpu"] and verdict["env"]["compute_capability"]
+    if sandbox.confinement().confined and os.environ.get("KERNEL_COURT_FORK_SERVER", "1") != "0":
+        assert "forked from the harness's fork server" in verdict["sandbox"]["process"]
 
 
 @needs_cuda
