@@ -20,8 +20,10 @@ user code unless the caller allows the fallback (embedded mode only), which keep
 environment, its own session and, where the host permits, new network and PID namespaces, and is
 reported as not confined (the run page warns).
 
-sandbox_command.py builds the command, sandbox_host.py finds what the host offers, and this module
-runs the confined process (`SandboxedProcess`) and holds the child's own first step (`confine_self`).
+sandbox_command.py builds the command, sandbox_host.py finds what the host offers, fork_server.py
+forks a process with torch imported into a sandbox bubblewrap built (the default; exec is the
+fallback), and this module runs the confined process (`SandboxedProcess`) and holds the child's own
+first step (`confine_self`).
 """
 
 import ctypes
