@@ -163,7 +163,7 @@ def _become(request: dict[str, Any], named: dict[str, int]) -> None:
         _drop_bounding_set()
         _keep_capabilities(request["keep_capabilities"])
         settings = request["settings"]
-        from evaluation.harness.sandbox import confine_self
+        from evaluation.harness.sandbox_child import confine_self
 
         confine_self(settings)
         _keep_capabilities(())
@@ -289,6 +289,7 @@ class Server:
             env=env,
             stdin=subprocess.DEVNULL,
             pass_fds=(theirs.fileno(),),
+            cwd="/",
             start_new_session=True,
         )
         theirs.close()

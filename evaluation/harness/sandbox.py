@@ -22,14 +22,12 @@ reported as not confined (the run page warns).
 
 sandbox_command.py builds the command, sandbox_host.py finds what the host offers, fork_server.py
 forks a process with torch imported into a sandbox bubblewrap built (the default; exec is the
-fallback), and this module runs the confined process (`SandboxedProcess`) and holds the child's own
-first step (`confine_self`).
+fallback), sandbox_child.py holds the child's own first step (`confine_self`), and this module runs
+the confined process (`SandboxedProcess`).
 """
 
-import ctypes
 import json
 import os
-import resource
 import select
 import signal
 import socket
@@ -42,6 +40,7 @@ from typing import Any
 from evaluation.harness import build_caches, fork_server
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from evaluation.harness.fork_server import ForkedProcess, ForkRefused
+from evaluation.harness.sandbox_child import confine_self
 from evaluation.harness.sandbox_command import (
     HOME,
     INSIDE,
@@ -77,7 +76,6 @@ __all__ = [
     "sandbox_owner",
 ]
 
-_PR_SET_DUMPABLE = 4
 DISK_WATCH_S = 1.0
 
 
@@ -88,45 +86,6 @@ class ProcessFault(Exception):
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
-
-
-# -- the child's half ------------------------------------------------------------------------------
-
-
-def confine_self(settings: dict[str, Any]) -> None:
-    """Run first in every child, before torch or any user code: the sandbox's own user where it was
-    set up as root (`sandbox_userns`), limits it cannot raise (it has no capabilities) and no readable
-    memory."""
-    owner = settings.get("become")
-    if owner is not None:
-        # Its private folders first (bubblewrap made them as root), then the user: changing uid from
-        # root drops every capability, for good (no new privileges).
-        for folder in settings.get("own", []):
-            os.chown(folder, owner, owner)
-        os.setgroups([])
-        os.setresgid(owner, owner, owner)
-        os.setresuid(owner, owner, owner)
-    # No descriptor but its standard streams and those the harness named: bubblewrap leaves the
-    # user namespace's it was given open.
-    kept = sorted({0, 1, 2, *(fd for fd in settings.get("fds", []) if fd >= 0)})
-    for low, high in zip(kept, [*kept[1:], resource.getrlimit(resource.RLIMIT_NOFILE)[0]], strict=True):
-        os.closerange(low + 1, high)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    for name, key in (
-        ("RLIMIT_FSIZE", "file_size_bytes"),
-        ("RLIMIT_NOFILE", "open_files"),
-        ("RLIMIT_NPROC", "processes"),
-        ("RLIMIT_AS", "address_space_bytes"),
-    ):
-        value = settings.get(key)
-        if value:
-            soft, hard = resource.getrlimit(getattr(resource, name))
-            value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(getattr(resource, name), (value, value))
-    try:
-        ctypes.CDLL(None).prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 # -- the parent's half -----------------------------------------------------------------------------
@@ -193,21 +152,23 @@ def forks() -> bool:
     return os.environ.get("KERNEL_COURT_FORK_SERVER", "1") != "0" and not _fork_refused
 
 
-def _server_for(started: Launch) -> fork_server.Server:
+def _server_for(started: Launch, view: View) -> fork_server.Server:
     """This harness process's server for the sandbox's base environment (one in practice), started
     on first use; a forked harness (a worker's child) starts its own."""
     key = (os.getpid(), json.dumps(sorted(started.base_env.items())))
     with _servers_lock:
         server = _servers.get(key)
         if server is None or not server.alive():
-            prefix = bytecode_cache() if started.settings.get("pycache_prefix") else None
-            server = fork_server.Server(started.base_env, str(prefix) if prefix else None, [str(HARNESS_ROOT)])
+            server = fork_server.Server(started.base_env, str(view.bytecode) if view.bytecode else None, [str(HARNESS_ROOT)])
             _servers[key] = server
         return server
 
 
-def _forked(started: Launch, holder: subprocess.Popen[bytes], kept: list[int], log_path: Path) -> ForkedProcess:
-    """A process forked into the holder's sandbox once it is built; ForkRefused where that failed."""
+def _forked(
+    started: Launch, view: View, holder: subprocess.Popen[bytes], kept: list[int], log_path: Path
+) -> tuple[ForkedProcess, int]:
+    """A process forked into the holder's sandbox once it is built, and the holder's host PID;
+    ForkRefused where that failed."""
     assert holder.stdout is not None  # piped: the holder says when its sandbox is built
     ready = select.select([holder.stdout], [], [], FORK_START_S)[0] and holder.stdout.readline() == b"ready\n"
     holder.stdout.close()
@@ -232,15 +193,15 @@ def _forked(started: Launch, holder: subprocess.Popen[bytes], kept: list[int], l
             "module": started.module,
             "keep_capabilities": ["CAP_CHOWN", "CAP_SETGID", "CAP_SETUID"] if "become" in started.settings else [],
             "cgroup_procs": [str(folder / "cgroup.procs") for folder in started.group.folders] if started.group else [],
-            "pycache_prefix": INSIDE_BYTECODE if started.settings.get("pycache_prefix") else None,
+            "pycache_prefix": INSIDE_BYTECODE if view.bytecode else None,
         }
-        _server_for(started).fork(request, {**opened, **{str(fd): fd for fd in kept}})
+        _server_for(started, view).fork(request, {**opened, **{str(fd): fd for fd in kept}})
     except OSError as exc:
         raise ForkRefused(f"the fork server could not be asked: {exc}") from None
     finally:
         for fd in opened.values():
             os.close(fd)
-    return ForkedProcess(status, FORK_START_S)
+    return ForkedProcess(status, FORK_START_S), inside
 
 
 class SandboxedProcess:
@@ -303,6 +264,7 @@ class SandboxedProcess:
         kept = [theirs, *(fd for fd in pass_fds if fd >= 0)]
         # The sandbox's holder where the process is forked into it (`fork_server`), else the process.
         self._holder: subprocess.Popen[bytes] | None = None
+        self._holder_inside: int | None = None
         self._process: subprocess.Popen[bytes] | ForkedProcess
         self.forked = False
         if started.holder_command is not None and forks():
@@ -319,7 +281,7 @@ class SandboxedProcess:
                         umask=started.umask,
                         start_new_session=True,
                     )
-                self._process = _forked(started, self._holder, kept, log_path)
+                self._process, self._holder_inside = _forked(started, view, self._holder, kept, log_path)
                 self.forked = True
             except ForkRefused as exc:
                 # Not the candidate's doing (nothing of it has run): this harness execs from now on.
@@ -384,10 +346,11 @@ class SandboxedProcess:
         """Every thread of the sandbox's processes but bubblewrap's own, read from /proc outside the
         sandbox (a thread with no Python frame included): thread id -> (name, CPU ns it has run)."""
         found = {}
-        holder = [self._holder.pid, *_descendants(self._holder.pid)] if self._holder is not None else []
         for member in self.alive_members():
             try:
-                if member in holder or Path(f"/proc/{member}/comm").read_text().strip() == "bwrap":
+                # bubblewrap's own, and the holder itself (not what it was reparented: a daemon of the
+                # candidate's that left its tree ends up under bubblewrap's init, in the holder's tree).
+                if member == self._holder_inside or Path(f"/proc/{member}/comm").read_text().strip() == "bwrap":
                     continue
                 threads = os.listdir(f"/proc/{member}/task")
             except OSError:

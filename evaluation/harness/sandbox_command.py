@@ -47,7 +47,7 @@ PASSED_THROUGH = (
 BOOT = (
     "import sys, json; settings = json.loads(sys.argv[2]); sys.path[:0] = settings['path']; "
     "sys.stdout.reconfigure(line_buffering=True); sys.stderr.reconfigure(line_buffering=True); "
-    "from evaluation.harness.sandbox import confine_self; confine_self(settings); "
+    "from evaluation.harness.sandbox_child import confine_self; confine_self(settings); "
     "import importlib, runpy; "
     "importlib.import_module(sys.argv[1]).main(*settings['fds']) if settings['fds'] else "
     "runpy.run_module(sys.argv[1], run_name='__main__')"

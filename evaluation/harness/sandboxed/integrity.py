@@ -362,13 +362,15 @@ def busy_threads(known: set[int]) -> list[int]:
 
 
 def child_pids() -> set[int]:
-    """Processes other than this one: in the sandbox's own PID namespace (this process is its second,
-    after bubblewrap's init) every other process there, a daemon that left this process's tree by a
-    double fork included; without one, this process's children."""
+    """Processes other than this one: in the sandbox's own PID namespace every other process there
+    but those that came before this one (bubblewrap's init, 1, and where the process was forked into
+    the sandbox, its holder, 2: this process is 2 or 3), a daemon that left this process's tree by a
+    double fork included (a PID namespace never gives a new process a number below 300 again);
+    without one, this process's children."""
     pid = _getpid()
-    if pid == 2:
+    if pid in (2, 3):
         try:
-            return {int(p) for p in os.listdir("/proc") if p.isdigit()} - {1, 2}
+            return {int(p) for p in os.listdir("/proc") if p.isdigit()} - set(range(1, pid + 1))
         except OSError:
             pass
     found: set[int] = set()

@@ -54,7 +54,7 @@ facts = {
     "root": sorted(os.listdir("/")),
     "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
     "hostname": socket.gethostname(),
-    "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.hash_randomization],
+    "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.hash_randomization, sys.pycache_prefix],
     "path_outside_the_sandbox": [p for p in sys.path if p and not os.path.exists(p)],
 }
 for key, value in sorted(facts.items()):
