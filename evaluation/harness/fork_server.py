@@ -275,6 +275,8 @@ class Server:
     """One server per harness process, started on first use; `fork` puts a process into a holder."""
 
     def __init__(self, env: dict[str, str], pycache_prefix: str | None, server_path: list[str]):
+        """`env` is the sandboxed processes' own, so what torch reads of it at import is what an
+        exec'd process would read."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # torch before any module of the harness: caches filled at its import (inspect's module
         # files, say) never name the host's copy of the harness, which the sandbox sees elsewhere.

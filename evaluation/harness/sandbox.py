@@ -140,7 +140,7 @@ def cpu_ns(pid: int) -> int:
 
 # -- the fork server --------------------------------------------------------------------------------
 
-_servers: dict[tuple[int, str], fork_server.Server] = {}
+_servers: dict[tuple[int, str, str], fork_server.Server] = {}
 _servers_lock = threading.Lock()
 # Why this harness process starts its sandboxed processes by exec, once a fork was refused.
 _fork_refused: list[str] = []
@@ -153,13 +153,18 @@ def forks() -> bool:
 
 
 def _server_for(started: Launch, view: View) -> fork_server.Server:
-    """This harness process's server for the sandbox's base environment (one in practice), started
-    on first use; a forked harness (a worker's child) starts its own."""
-    key = (os.getpid(), json.dumps(sorted(started.base_env.items())))
+    """This harness process's server for the process's whole environment (a few: the roles differ
+    by their cache folders), started on first use; a forked harness (a worker's child) starts its own.
+
+    It imports torch alone. torch._dynamo (each process imports it in its first request, about 2
+    CPU-s) computes paths from the working folder at import (its debug folder: `/` in a server on the
+    host, `/work` in a sandbox), so a process forked with it preloaded would differ from an exec'd one."""
+    key = (os.getpid(), json.dumps(sorted(started.env.items())), str(view.bytecode))
     with _servers_lock:
         server = _servers.get(key)
         if server is None or not server.alive():
-            server = fork_server.Server(started.base_env, str(view.bytecode) if view.bytecode else None, [str(HARNESS_ROOT)])
+            bytecode = str(view.bytecode) if view.bytecode else None
+            server = fork_server.Server(started.env, bytecode, [str(HARNESS_ROOT)])
             _servers[key] = server
         return server
 

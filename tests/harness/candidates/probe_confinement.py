@@ -1,4 +1,5 @@
 import ctypes
+import hashlib
 import json
 import os
 import resource
@@ -32,10 +33,54 @@ def status_fields():
 
 def mounts():
     found = []
-    for line in open("/proc/self/mountinfo"):
-        fields = line.split()
-        found.append([fields[4], fields[5].split(",")[0], line.split(" - ")[1].split()[0]])
+    with open("/proc/self/mountinfo") as table:
+        for line in table:
+            fields = line.split()
+            found.append([fields[4], fields[5].split(",")[0], line.split(" - ")[1].split()[0]])
     return sorted(found)
+
+
+def canonical(value):
+    if isinstance(value, (set, frozenset)):
+        return sorted(map(canonical, value), key=repr)
+    if isinstance(value, dict):
+        return sorted((repr(k), canonical(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    return repr(value)
+
+
+def digest(value):
+    return hashlib.sha256(repr(canonical(value)).encode()).hexdigest()[:16]
+
+
+def paths_in_modules():
+    # Paths torch and its modules computed when they were imported (from the working folder, the
+    # home, the temporary folder): a process that imported them elsewhere would hold others.
+    found = []
+    for name, module in sorted(sys.modules.items()):
+        if not name.startswith(("torch", "triton")) or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, str) and value.startswith("/") and len(value) < 300:
+                found.append((name, attr, value))
+    return found
+
+
+def torch_state():
+    import torch._dynamo
+    import torch._inductor.config
+
+    return {
+        "threads": torch.get_num_threads(),
+        "default_dtype": str(torch.get_default_dtype()),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "matmul_precision": torch.get_float32_matmul_precision(),
+        "dynamo_config": digest(sorted(torch._dynamo.config.get_config_copy().items())),
+        "inductor_config": digest(sorted(torch._inductor.config.get_config_copy().items())),
+        "modules": digest(sorted(name for name in sys.modules if not name.startswith("evaluation"))),
+        "paths_in_modules": [len(paths_in_modules()), digest(paths_in_modules())],
+    }
 
 
 facts = {
@@ -55,6 +100,7 @@ facts = {
     "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
     "hostname": socket.gethostname(),
     "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.hash_randomization, sys.pycache_prefix],
+    "torch": torch_state(),
     "path_outside_the_sandbox": [p for p in sys.path if p and not os.path.exists(p)],
 }
 for key, value in sorted(facts.items()):
