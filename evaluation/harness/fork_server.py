@@ -72,7 +72,9 @@ def serve(fd: int) -> None:
     """The server's loop (`python -I -c ...`): fork a keeper for each request, until the harness's
     end closes. Single-threaded: a fork copies only the calling thread."""
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # keepers are reaped by the kernel
-    _die_with_parent()
+    # Not PR_SET_PDEATHSIG: it follows the thread that started the server, and a harness's threads
+    # share it. The harness's end closes when its process ends, however it ends: the loop stops then,
+    # and each keeper (and with it its process) dies with the server.
     server = socket.socket(fileno=fd)
     server.sendall(b"ready")
     while True:
@@ -217,6 +219,8 @@ def _forget_the_server(request: dict[str, Any]) -> None:
     sys.pycache_prefix = request["pycache_prefix"]
     tempfile.tempdir = None
     random.seed()
+    if "numpy.random" in sys.modules:  # torch imports it: its global generator too, from fresh entropy
+        sys.modules["numpy.random"].seed()
     import faulthandler
 
     faulthandler.enable()

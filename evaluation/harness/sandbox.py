@@ -110,9 +110,9 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _resident_bytes(pid: int) -> int:
+def _resident_bytes(members: list[int]) -> int:
     total = 0
-    for member in [pid, *_descendants(pid)]:
+    for member in members:
         try:
             for line in Path(f"/proc/{member}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -122,10 +122,10 @@ def _resident_bytes(pid: int) -> int:
     return total
 
 
-def cpu_ns(pid: int) -> int:
-    """CPU time the process tree has run, in nanoseconds (every thread of every member)."""
+def cpu_ns(members: list[int]) -> int:
+    """CPU time the processes have run, in nanoseconds (every live thread of each)."""
     total = 0
-    for member in [pid, *_descendants(pid)]:
+    for member in members:
         try:
             tasks = os.listdir(f"/proc/{member}/task")
         except OSError:
@@ -329,7 +329,7 @@ class SandboxedProcess:
         """CPU time the sandbox has run: its control group's count where there is one (threads that
         exited included), else the sum over its live threads."""
         counted = self.group.cpu_ns() if self.group is not None else None
-        return counted if counted is not None else cpu_ns(self._process.pid)
+        return counted if counted is not None else cpu_ns(self.alive_members())
 
     @property
     def cpu_counted_by(self) -> str:
@@ -381,7 +381,9 @@ class SandboxedProcess:
                     f"its build cache reached {used / 2**30:.1f} GiB, over the {limit / 2**30:.1f} GiB a build may "
                     "keep, and it was killed",
                 )
-        resident = _resident_bytes(self._process.pid)
+        # Every member, not only the process's tree: forked, a daemon it double-forked is reparented
+        # to bubblewrap's init, in the holder's tree.
+        resident = _resident_bytes(self.alive_members())
         charged = self.group.memory_in_use() if self.group is not None else None
         resident = max(resident, charged or 0)
         self.peak_resident_bytes = max(self.peak_resident_bytes, resident)

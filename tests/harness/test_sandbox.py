@@ -288,3 +288,19 @@ def test_a_forked_process_is_confined_exactly_as_one_started_by_exec(verifier, m
     for key in seen["0"]:
         assert seen["1"][key] == seen["0"][key], key
     assert seen["1"]["dumpable"] == 0
+
+
+@confined
+def test_the_fork_server_outlives_the_thread_that_started_it(verifier):
+    # A worker's verifications run in its threads and share its servers: a server tied to the thread
+    # that started it (PR_SET_PDEATHSIG follows threads) would take every process forked from it
+    # down when that thread ended, in the middle of other verifications.
+    verdicts = []
+    starter = threading.Thread(target=lambda: verdicts.append(verifier("matmul", "honest_matmul")))
+    starter.start()
+    starter.join()
+    time.sleep(1)
+
+    assert verdicts[0]["status"] == "verified", verdicts[0]["reason"]
+    assert "forked from the harness's fork server" in verdicts[0]["sandbox"]["process"]
+    assert sandbox._servers and all(server.alive() for server in sandbox._servers.values())
