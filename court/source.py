@@ -8,6 +8,8 @@ in its sandbox.
 import ast
 import hashlib
 
+from evaluation.harness import source_ast
+
 LANGUAGE_CUDA = "cuda"
 LANGUAGE_TRITON = "triton"
 LANGUAGE_PYTORCH = "pytorch"
@@ -28,7 +30,7 @@ def source_hash(text: str) -> str:
 
 def normalized_source_hash(source: str) -> str:
     """Hash of the normalized source, so the same module pasted twice is one problem."""
-    return source_hash(normalized_source(ast.parse(source)))
+    return source_hash(normalized_source(source_ast.parse(source)))
 
 
 def _dotted_name(node: ast.AST) -> str:
@@ -70,6 +72,6 @@ def detect_language(tree: ast.Module) -> str:
 def detect_language_of(code: str) -> str:
     """detect_language for source text; code that does not parse counts as plain PyTorch."""
     try:
-        return detect_language(ast.parse(code))
+        return detect_language(source_ast.parse(code))
     except (SyntaxError, ValueError, RecursionError):
         return LANGUAGE_PYTORCH

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from court.source import detect_language, normalized_source_hash, source_hash
+from evaluation.harness import source_ast
 
 
 class SourceError(ValueError):
@@ -43,7 +44,7 @@ def _parse(source: str, *, what: str, max_bytes: int) -> ast.Module:
     if "\x00" in source:
         raise SourceError([f"The {what} contains a NUL character: paste it as plain text."])
     try:
-        return ast.parse(source)
+        return source_ast.parse(source)
     except SyntaxError as exc:
         raise SourceError([f"The {what} is not valid Python: {exc.msg} at line {exc.lineno}, column {exc.offset}."]) from None
     except (ValueError, RecursionError) as exc:
@@ -159,7 +160,7 @@ def problem_title(source: str) -> str:
     """The title _title derives, for a module already accepted (the migration that titled the
     problems imported without one); "" for one that no longer parses."""
     try:
-        return _title(ast.parse(source))
+        return _title(source_ast.parse(source))
     except (SyntaxError, ValueError, RecursionError):
         return ""
 

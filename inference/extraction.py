@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from evaluation.harness import source_ast
+
 PYTHON_LANGUAGES = {"", "python", "py", "python3"}
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`\s]*)[^`]*$")
@@ -126,7 +128,7 @@ def extract_candidate(answer: str) -> ExtractedCandidate:
         if not block.complete:
             continue
         try:
-            tree = ast.parse(block.code)
+            tree = source_ast.parse(block.code)
         except SyntaxError as exc:
             if "ModelNew" in block.code:
                 syntax_errors.append(f"line {exc.lineno}: {exc.msg}")

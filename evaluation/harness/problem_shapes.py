@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from evaluation.harness import source_ast
+
 
 @dataclass(frozen=True)
 class SizeConstant:
@@ -28,7 +30,7 @@ def _int_value(node: ast.AST) -> int | None:
 
 def size_constants(source: str) -> list[SizeConstant]:
     try:
-        tree = ast.parse(source)
+        tree = source_ast.parse(source)
     except SyntaxError:
         return []
     found = []
@@ -214,7 +216,7 @@ def input_bytes(source: str) -> tuple[int, str] | None:
     """The bytes `get_inputs()` returns, estimated from the syntax tree alone (KernelBench's form:
     torch.randn(batch_size, dim) and the like over module constants); None where it cannot tell."""
     try:
-        tree = ast.parse(source)
+        tree = source_ast.parse(source)
     except SyntaxError:
         return None
     names: dict[str, Any] = {}

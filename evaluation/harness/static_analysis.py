@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from evaluation.harness import source_ast
+
 # fact -> dotted names (after resolving imports and aliases); a name matches a pattern when it
 # equals it or lies under it ("torch.cuda.Stream" lies under "torch.cuda").
 PATTERNS = {
@@ -245,7 +247,7 @@ def analyze(source: str) -> dict[str, Any]:
     # stops before computing any reference (CUDA-L1's release has 17 such entries, the string "None").
     names_model_new = "ModelNew" in source
     try:
-        tree = ast.parse(source)
+        tree = source_ast.parse(source)
     except SyntaxError as exc:
         return {
             "parse_error": f"SyntaxError at line {exc.lineno}: {exc.msg}",
@@ -339,7 +341,9 @@ def optimization_kind(candidate_source: str, problem_source: str | None = None, 
             return kind
     if problem_source is not None:
         try:
-            same = _class_body(ast.parse(candidate_source), "ModelNew") == _class_body(ast.parse(problem_source), "Model")
+            same = _class_body(source_ast.parse(candidate_source), "ModelNew") == _class_body(
+                source_ast.parse(problem_source), "Model"
+            )
         except SyntaxError:
             same = False
         if same:

@@ -271,7 +271,7 @@ def test_a_forked_process_is_confined_exactly_as_one_started_by_exec(verifier, m
         assert ("forked from the harness's fork server" in verdict["sandbox"]["process"]) == (mode == "1")
         lines = [line.split(" ", 2) for line in verdict["log_excerpt"].splitlines() if line.startswith("CONFINEMENT ")]
         seen[mode] = {name: json.loads(value) for _, name, value in lines}
-    assert len(seen["0"]) == 15, verdict["log_excerpt"]
+    assert len(seen["0"]) == 16, verdict["log_excerpt"]
     assert seen["1"].pop("processes") == seen["0"].pop("processes") + 1
     # Both in a new session without a terminal: bubblewrap's made by its init, the forked one's its own.
     assert (seen["0"].pop("session_leader"), seen["1"].pop("session_leader")) == (False, True)

@@ -10,6 +10,7 @@ import ast
 import string
 from pathlib import Path
 
+from evaluation.harness import source_ast
 from inference.backends.builtin.analysis.profile import Epilogue
 from inference.backends.builtin.triton_epilogue import render_fused_epilogue
 
@@ -35,7 +36,7 @@ def problem_module(source: str) -> tuple[list[str], str]:
     lines = source.splitlines()
     drop: set[int] = set()
     future = []
-    for node in ast.parse(source).body:
+    for node in source_ast.parse(source).body:
         start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
         end = node.end_lineno or node.lineno  # set on every node ast.parse makes
         if isinstance(node, ast.FunctionDef) and node.name in PROBLEM_INPUT_FUNCTIONS:

@@ -101,6 +101,13 @@ facts = {
     "hostname": socket.gethostname(),
     "flags": [sys.flags.isolated, sys.flags.dont_write_bytecode, sys.flags.hash_randomization, sys.pycache_prefix],
     "torch": torch_state(),
+    # What is in its home and working folder before it writes there: a module that made a file there
+    # at import would have made it elsewhere in a process forked with that module preloaded.
+    "home_files": sorted(
+        os.path.relpath(os.path.join(top, name), os.environ["HOME"])
+        for top, dirs, files in os.walk(os.environ["HOME"])
+        for name in dirs + files
+    ),
     "path_outside_the_sandbox": [p for p in sys.path if p and not os.path.exists(p)],
 }
 for key, value in sorted(facts.items()):
