@@ -278,41 +278,20 @@ def _capset_number() -> int:
 class Server:
     """One server per harness process, started on first use; `fork` puts a process into a holder."""
 
-    def __init__(
-        self,
-        env: dict[str, str],
-        pycache_prefix: str | None,
-        server_path: list[str],
-        preload: tuple[str, ...] = ("torch",),
-        wrap: list[str] | tuple[str, ...] = (),
-    ):
-        """`env` is the sandboxed processes' own, so what `preload` reads of it at import is what an
-        exec'd process would read; `wrap` is the command that starts it in a view like the sandbox's
-        (`sandbox._server_view`), where one is needed for what it preloads."""
+    def __init__(self, env: dict[str, str], pycache_prefix: str | None, server_path: list[str]):
+        """`env` is the sandboxed processes' own, so what torch reads of it at import is what an
+        exec'd process would read."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        # The preloaded modules before any module of the harness: caches filled at their import
-        # (inspect's module files, say) never name the host's copy of the harness, which the sandbox
-        # sees elsewhere.
+        # torch before any module of the harness: caches filled at its import (inspect's module
+        # files, say) never name the host's copy of the harness, which the sandbox sees elsewhere.
         boot = (
-            "import importlib, sys; [importlib.import_module(name) for name in sys.argv[3].split(',')]; "
-            "sys.path[:0] = [sys.argv[1]]; from evaluation.harness.fork_server import serve; serve(int(sys.argv[2]))"
+            "import torch, sys; sys.path[:0] = [sys.argv[1]]; "
+            "from evaluation.harness.fork_server import serve; serve(int(sys.argv[2]))"
         )
         prefix = ["-X", f"pycache_prefix={pycache_prefix}"] if pycache_prefix else []
         self.server_path = server_path
         self._process = subprocess.Popen(
-            [
-                *wrap,
-                sys.executable,
-                "-I",
-                "-X",
-                "faulthandler",
-                *prefix,
-                "-c",
-                boot,
-                server_path[0],
-                str(theirs.fileno()),
-                ",".join(preload),
-            ],
+            [sys.executable, "-I", "-X", "faulthandler", *prefix, "-c", boot, server_path[0], str(theirs.fileno())],
             env=env,
             stdin=subprocess.DEVNULL,
             pass_fds=(theirs.fileno(),),

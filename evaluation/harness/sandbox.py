@@ -29,7 +29,6 @@ the confined process (`SandboxedProcess`).
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import subprocess
@@ -38,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evaluation.harness import build_caches, fork_server, sandbox_host
+from evaluation.harness import build_caches, fork_server
 from evaluation.harness.channel import Channel, ChannelClosed, ChannelGarbage, ChannelTimeout
 from evaluation.harness.fork_server import ForkedProcess, ForkRefused
 from evaluation.harness.sandbox_child import confine_self
@@ -54,7 +53,7 @@ from evaluation.harness.sandbox_command import (
     confinement,
     launch,
 )
-from evaluation.harness.sandbox_host import HARNESS_ROOT, SANDBOX_UID, bytecode_cache, python_paths, sandbox_owner
+from evaluation.harness.sandbox_host import HARNESS_ROOT, SANDBOX_UID, bytecode_cache, sandbox_owner
 
 # What other modules read from here besides the running process (the pipeline, the worker, the
 # builtin optimizer's analysis, the tests).
@@ -141,7 +140,7 @@ def cpu_ns(members: list[int]) -> int:
 
 # -- the fork server --------------------------------------------------------------------------------
 
-_servers: dict[tuple[int, str, str, tuple[str, ...]], fork_server.Server] = {}
+_servers: dict[tuple[int, str, str], fork_server.Server] = {}
 _servers_lock = threading.Lock()
 # Why this harness process starts its sandboxed processes by exec, once a fork was refused.
 _fork_refused: list[str] = []
@@ -154,52 +153,26 @@ def forks() -> bool:
 
 
 def _server_for(started: Launch, view: View) -> fork_server.Server:
-    """This harness process's server for the process's whole environment (a few: the roles differ
-    by their cache folders), started on first use; a forked harness (a worker's child) starts its own."""
-    wrap = _server_view(view)
-    preload = ("torch", "torch._dynamo") if wrap else ("torch",)
-    key = (os.getpid(), json.dumps(sorted(started.env.items())), str(view.bytecode), preload)
+    """This harness process's server, started on first use in the sandbox's base environment (what
+    every process has before its role's own variables: cache folders, the Triton interpreter, which
+    torch does not read at import; the parity test holds it to that); a forked harness (a worker's
+    child) starts its own.
+
+    It imports torch alone. torch._dynamo (each process imports it in its first request, about 2
+    CPU-s) computes paths from the working folder at import (its debug folder: `/` in a server on the
+    host, `/work` in a sandbox), and on a GPU host asking whether CUDA is there initializes the
+    driver, after which a forked child cannot use CUDA. Preloading it in a server run in a mount
+    namespace whose working folder is the sandbox's kept parity, but a server per role's environment
+    and dynamo's import in each (5 CPU-s) cost the suite more than they saved: its platform tests
+    start many short-lived workers (RESULTS.md, "The fork server")."""
+    key = (os.getpid(), json.dumps(sorted(started.base_env.items())), str(view.bytecode))
     with _servers_lock:
         server = _servers.get(key)
         if server is None or not server.alive():
             bytecode = str(view.bytecode) if view.bytecode else None
-            server = fork_server.Server(started.env, bytecode, [str(HARNESS_ROOT)], preload, wrap)
+            server = fork_server.Server(started.base_env, bytecode, [str(HARNESS_ROOT)])
             _servers[key] = server
         return server
-
-
-def _server_view(view: View) -> list[str]:
-    """Where torch._dynamo can be preloaded too (each process imported it in its first request:
-    about 2 CPU-s), the command that starts the server in a mount namespace of its own whose working
-    folder is the sandbox's, a private tmpfs at the same path (dynamo computes its debug folder from
-    the working folder at import); [] elsewhere. Only as root (no user namespace between the server
-    and the sandboxes it joins), and only for a CPU process on a host without GPUs: on a GPU host a
-    module that asks whether CUDA is there initializes the driver, after which a forked child cannot
-    use CUDA."""
-    if os.geteuid() != 0 or view.device != "cpu" or sandbox_host.cuda_binds()[1]:
-        return []
-    tool = shutil.which("bwrap")
-    if tool is None:
-        return []
-    # What the server needs that lives under that path on the host (a checkout in /work, say).
-    kept = sorted({p for p in (str(HARNESS_ROOT), *python_paths(), str(view.bytecode or "")) if p.startswith(HOME + "/")})
-    binds = [arg for path in kept for arg in ("--bind", path, path)]
-    return [
-        tool,
-        "--dev-bind",
-        "/",
-        "/",
-        "--tmpfs",
-        HOME,
-        "--dir",
-        f"{HOME}/tmp",
-        *binds,
-        "--chdir",
-        HOME,
-        "--cap-add",
-        "ALL",
-        "--",
-    ]
 
 
 def _forked(

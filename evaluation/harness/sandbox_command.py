@@ -257,10 +257,12 @@ class Launch:
     # that is not root must be able to walk them.
     umask: int = 0o022
     # The same sandbox holding a waiting `fork_server.HOLDER` instead of the interpreter (None
-    # unconfined), and what the process forked into it runs: `module` with `settings` in `env`.
+    # unconfined), and what the process forked into it runs: `module` with `settings` in `env`;
+    # `base_env` is `env` without the caller's extra variables (the fork server's own).
     holder_command: list[str] | None = None
     module: str = ""
     settings: dict[str, Any] = field(default_factory=dict)
+    base_env: dict[str, str] = field(default_factory=dict)
 
     def cleanup(self) -> None:
         """After the process and its tree are gone."""
@@ -330,6 +332,7 @@ def launch(
         PYTHONHASHSEED="0",
         OMP_WAIT_POLICY="PASSIVE",
     )
+    base_env = dict(env)
     env.update(extra_env or {})
     command = [*prefix]
     if state.confined:
@@ -356,4 +359,5 @@ def launch(
         holder_command=holder,
         module=module,
         settings=settings,
+        base_env=base_env,
     )

@@ -83,6 +83,15 @@ def torch_state():
     }
 
 
+def home_files():
+    # Not inside what is bound there (the Python environment, where a checkout lives under /work).
+    home, found = os.environ["HOME"], []
+    for top, dirs, files in os.walk(home):
+        dirs[:] = [name for name in dirs if not os.path.ismount(os.path.join(top, name))]
+        found += [os.path.relpath(os.path.join(top, name), home) for name in dirs + files]
+    return sorted(found)
+
+
 facts = {
     "status": status_fields(),
     "dumpable": ctypes.CDLL(None).prctl(3, 0, 0, 0, 0),
@@ -103,11 +112,7 @@ facts = {
     "torch": torch_state(),
     # What is in its home and working folder before it writes there: a module that made a file there
     # at import would have made it elsewhere in a process forked with that module preloaded.
-    "home_files": sorted(
-        os.path.relpath(os.path.join(top, name), os.environ["HOME"])
-        for top, dirs, files in os.walk(os.environ["HOME"])
-        for name in dirs + files
-    ),
+    "home_files": home_files(),
     "path_outside_the_sandbox": [p for p in sys.path if p and not os.path.exists(p)],
 }
 for key, value in sorted(facts.items()):
