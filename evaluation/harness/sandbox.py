@@ -45,6 +45,7 @@ from evaluation.harness.sandbox_command import (
     HOME,
     INSIDE,
     INSIDE_BYTECODE,
+    ROOT_SETUP_CAPABILITIES,
     Confinement,
     Launch,
     NotConfined,
@@ -153,18 +154,10 @@ def forks() -> bool:
 
 
 def _server_for(started: Launch, view: View) -> fork_server.Server:
-    """This harness process's server, started on first use in the sandbox's base environment (what
-    every process has before its role's own variables: cache folders, the Triton interpreter, which
-    torch does not read at import; the parity test holds it to that); a forked harness (a worker's
-    child) starts its own.
-
-    It imports torch alone. torch._dynamo (each process imports it in its first request, about 2
-    CPU-s) computes paths from the working folder at import (its debug folder: `/` in a server on the
-    host, `/work` in a sandbox), and on a GPU host asking whether CUDA is there initializes the
-    driver, after which a forked child cannot use CUDA. Preloading it in a server run in a mount
-    namespace whose working folder is the sandbox's kept parity, but a server per role's environment
-    and dynamo's import in each (5 CPU-s) cost the suite more than they saved: its platform tests
-    start many short-lived workers (RESULTS.md, "The fork server")."""
+    """This harness process's server, started on first use in the sandbox's base environment (the
+    roles' own variables are ones torch does not read at import: the parity test holds it to that); a
+    forked harness (a worker's child) starts its own. It imports torch alone (DEVELOPERS.md says why
+    not torch._dynamo too)."""
     key = (os.getpid(), json.dumps(sorted(started.base_env.items())), str(view.bytecode))
     with _servers_lock:
         server = _servers.get(key)
@@ -202,7 +195,7 @@ def _forked(
             "umask": started.umask,
             "cwd": HOME,
             "module": started.module,
-            "keep_capabilities": ["CAP_CHOWN", "CAP_SETGID", "CAP_SETUID"] if "become" in started.settings else [],
+            "keep_capabilities": ROOT_SETUP_CAPABILITIES if "become" in started.settings else (),
             "cgroup_procs": [str(folder / "cgroup.procs") for folder in started.group.folders] if started.group else [],
             "pycache_prefix": INSIDE_BYTECODE if view.bytecode else None,
         }
@@ -213,6 +206,25 @@ def _forked(
         for fd in opened.values():
             os.close(fd)
     return ForkedProcess(status, FORK_START_S), inside
+
+
+def _start(
+    started: Launch, command: list[str], log_path: Path, stdout: int | None, pass_fds: tuple[int, ...] | list[int]
+) -> subprocess.Popen[bytes]:
+    """One of the sandbox's commands (the process, or its holder) in its own session; its output to
+    the log unless `stdout` says otherwise."""
+    with open(log_path, "ab") as log:
+        return subprocess.Popen(
+            command,
+            cwd=started.cwd,
+            env=started.env,
+            stdin=subprocess.DEVNULL,
+            stdout=log if stdout is None else stdout,
+            stderr=log,
+            pass_fds=pass_fds,
+            umask=started.umask,
+            start_new_session=True,
+        )
 
 
 class SandboxedProcess:
@@ -280,18 +292,7 @@ class SandboxedProcess:
         self.forked = False
         if started.holder_command is not None and forks():
             try:
-                with open(log_path, "ab") as log:
-                    self._holder = subprocess.Popen(
-                        started.holder_command,
-                        cwd=started.cwd,
-                        env=started.env,
-                        stdin=subprocess.DEVNULL,
-                        stdout=subprocess.PIPE,
-                        stderr=log,
-                        pass_fds=started.pass_fds,
-                        umask=started.umask,
-                        start_new_session=True,
-                    )
+                self._holder = _start(started, started.holder_command, log_path, subprocess.PIPE, started.pass_fds)
                 self._process, self._holder_inside = _forked(started, view, self._holder, kept, log_path)
                 self.forked = True
             except ForkRefused as exc:
@@ -300,18 +301,7 @@ class SandboxedProcess:
                 self._kill_tree(self._holder.pid if self._holder else None)
                 self._holder = None
         if not self.forked:
-            with open(log_path, "ab") as log:
-                self._process = subprocess.Popen(
-                    started.command,
-                    cwd=started.cwd,
-                    env=started.env,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    pass_fds=(*kept, *started.pass_fds),
-                    umask=started.umask,
-                    start_new_session=True,
-                )
+            self._process = _start(started, started.command, log_path, None, (*kept, *started.pass_fds))
         os.close(theirs)
         self.channel = Channel(ours, ours)
         self.address_space_limited = started.address_space_limited

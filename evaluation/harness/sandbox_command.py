@@ -54,6 +54,10 @@ BOOT = (
 )
 
 
+# What a sandbox set up as root keeps until `confine_self` has owned its folders and become uid 65534.
+ROOT_SETUP_CAPABILITIES = ("CAP_CHOWN", "CAP_SETGID", "CAP_SETUID")
+
+
 class NotConfined(RuntimeError):
     """The OS sandbox is not available here and the caller did not allow running without it."""
 
@@ -156,7 +160,7 @@ def bwrap_command(view: View, *, tool: str = "bwrap", userns: int | None = None)
     else:
         identity = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         identity += ["--userns", str(userns), "--uid", "0", "--gid", "0", "--cap-drop", "ALL"]
-        identity += [arg for cap in ("CAP_SETUID", "CAP_SETGID", "CAP_CHOWN") for arg in ("--cap-add", cap)]
+        identity += [arg for cap in ROOT_SETUP_CAPABILITIES for arg in ("--cap-add", cap)]
     command = [
         tool,
         *identity,
